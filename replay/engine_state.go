@@ -1,0 +1,4 @@
+package replay
+
+// engineState is the engine's private bookkeeping in a Request.
+type engineState struct{}

@@ -1,0 +1,162 @@
+package replay
+
+import "github.com/tracesched/tracesched/trace"
+
+// Request is a request in the model: one or more bios the engine merged,
+// held by the scheduler between Insert and Dispatch, then by the device.
+// The engine owns it; schedulers read its fields and keep their own state
+// in Sched (the kernel's rq->elv.priv).
+type Request struct {
+	ID       uint64         // unique within a replay, in creation order, from 1
+	PID      uint32         // process of its first bio
+	Cgroup   uint64         // cgroup id of its first bio (0: root or unknown)
+	Sector   uint64         // start sector, 512-byte units
+	Bytes    uint32         // size, grows with merges
+	Cat      trace.Category // operation and flags (OpFlags only)
+	Bios     int            // bios merged into it, the first included
+	Queued   trace.Time     // arrival of its first bio (Q)
+	Inserted trace.Time     // when the engine inserted it into the scheduler (I)
+	Issued   trace.Time     // when it was dispatched to the device (D); NoTime before
+	Sched    any            // scheduler-private state; the engine never reads it
+
+	eng engineState // engine bookkeeping
+}
+
+// End returns the first sector after the request.
+func (r *Request) End() uint64 { return r.Sector + uint64(r.Bytes>>9) }
+
+// IsWrite reports whether the request writes (writes, discards, flushes).
+func (r *Request) IsWrite() bool { return r.Cat.IsWrite() }
+
+// IsSync reports whether the request is synchronous as the kernel's
+// op_is_sync counts it: every read, and writes with REQ_SYNC, FUA or flush.
+func (r *Request) IsSync() bool {
+	return !r.Cat.IsWrite() || r.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) != 0
+}
+
+// Bio is one bio of the workload as it reaches the scheduler's merge hooks.
+type Bio struct {
+	PID    uint32
+	Index  uint32 // position in its process's stream
+	Cgroup uint64
+	Sector uint64
+	Bytes  uint32
+	Cat    trace.Category
+}
+
+// End returns the first sector after the bio.
+func (b *Bio) End() uint64 { return b.Sector + uint64(b.Bytes>>9) }
+
+// Merge says where a bio joins a request.
+type Merge uint8
+
+const (
+	NoMerge    Merge = iota
+	BackMerge        // the bio continues the request: bio.Sector == rq.End()
+	FrontMerge       // the bio precedes the request: bio.End() == rq.Sector
+)
+
+// Scheduler is an I/O scheduler model, driven through hooks shaped like
+// the kernel's blk-mq elevator operations (struct elevator_mq_ops). All
+// times are the engine's simulated time, passed in; a scheduler never reads
+// a clock. Hooks are called from one goroutine, in simulated-time order.
+//
+// Merging follows elv_merge: the engine finds back-merge candidates itself
+// (the elevator hash, by end sector, over requests the scheduler holds),
+// asks the scheduler for a front-merge candidate (RequestMerge), and checks
+// every candidate with AllowMerge before merging.
+type Scheduler interface {
+	// Name returns the scheduler's name as sysfs spells it ("bfq", "mq-deadline", "none").
+	Name() string
+
+	// AllowMerge reports whether bio may merge into rq, a request the
+	// scheduler holds (elevator allow_merge; BFQ allows a merge only within
+	// the bio's own queue).
+	AllowMerge(rq *Request, bio *Bio) bool
+	// RequestMerge returns a request the scheduler holds that bio can be
+	// merged in front of (bio.End() == rq.Sector), or nil (request_merge).
+	RequestMerge(now trace.Time, bio *Bio) *Request
+	// RequestMerged tells the scheduler that rq grew by a bio merged at its
+	// back or front (request_merged); a front merge changes rq.Sector.
+	RequestMerged(now trace.Time, rq *Request, how Merge)
+	// RequestsMerged tells the scheduler that next was merged into rq and is
+	// gone: the scheduler must forget next (requests_merged).
+	RequestsMerged(now trace.Time, rq, next *Request)
+
+	// Insert hands the scheduler a new request (insert_requests).
+	Insert(now trace.Time, rq *Request)
+	// HasWork reports whether Dispatch may return a request now (has_work).
+	HasWork(now trace.Time) bool
+	// Dispatch returns the next request for the device, or nil when the
+	// scheduler has none it wants to issue now, for instance while idling
+	// (dispatch_request). The request leaves the scheduler.
+	Dispatch(now trace.Time) *Request
+	// Completed tells the scheduler that rq completed on the device
+	// (completed_request, then finish_request).
+	Completed(now trace.Time, rq *Request)
+	// Timer fires a timer the scheduler armed with Host.ArmTimer.
+	Timer(now trace.Time, id int)
+}
+
+// ProcessExiter is implemented by schedulers that act when a process will
+// send no more I/O (bfq_exit_icq, cfq_exit_icq). The engine calls it after
+// the last completion of a process whose stream is exhausted.
+type ProcessExiter interface {
+	ProcessExited(now trace.Time, pid uint32)
+}
+
+// Host is what the engine offers a scheduler.
+type Host interface {
+	// ArmTimer schedules Scheduler.Timer(at, id). Arming an id that is
+	// pending replaces it. at must not be before the current time.
+	ArmTimer(id int, at trace.Time)
+	// CancelTimer cancels the pending timer id, if any.
+	CancelTimer(id int)
+	// Kick asks the engine for a dispatch round once the current hook
+	// returns (blk_mq_run_hw_queues).
+	Kick()
+	// Log records a decision as a message event of the prediction, in the
+	// kernel's own form ("bfq1234S expire (2, slow 0, ...)"), attributed to
+	// pid and cgroup as the kernel attributes its messages.
+	Log(now trace.Time, pid uint32, cgroup uint64, text string)
+	// InDriver returns the number of requests issued and not yet completed.
+	InDriver() int
+	// Queue describes the modelled request queue.
+	Queue() Queue
+}
+
+// Queue holds the properties of the request queue being modelled, as
+// sysfs names them under /sys/block/DEV/queue/.
+type Queue struct {
+	Rotational bool   // queue/rotational
+	Depth      int    // hardware queue depth: most requests on the device at once
+	NrRequests int    // queue/nr_requests: most requests allocated at once
+	MaxSectors uint32 // queue/max_sectors_kb * 2: largest request, in sectors
+}
+
+// Device is a device timing model.
+type Device interface {
+	// Issue starts rq on the device at now and returns when it completes
+	// (never before now). The device tracks its own state: head position,
+	// requests in service.
+	Issue(now trace.Time, rq *Request) trace.Time
+	// Done tells the device that rq completed at now.
+	Done(now trace.Time, rq *Request)
+}
+
+// Options are the user's settings for a scheduler model, from the command
+// line (--set, --weight, --kernel, --feature).
+type Options struct {
+	// Set holds sysfs attributes under queue/iosched/ (slice_idle_us=2000).
+	Set map[string]string
+	// Weights maps cgroup ids to weights (cgroup v1 blkio.bfq.weight / blkio.weight).
+	Weights map[uint64]int
+	// CgroupPaths maps cgroup ids to their paths ("/tsched-cg1"), for the hierarchy.
+	CgroupPaths map[uint64]string
+	// Kernel selects the behaviour of a kernel version ("6.18", "5.11").
+	Kernel string
+	// Features flips single historical behaviours by name.
+	Features map[string]bool
+	// HZ is the kernel's tick rate where a model counts jiffies (default 250).
+	HZ int
+}
