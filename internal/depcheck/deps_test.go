@@ -1,0 +1,122 @@
+// Package depcheck holds the project's import policy as a test, after
+// golang/go's src/go/build/deps_test.go: a statement of which package may
+// import which, checked on every run.
+package depcheck
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tracesched/tracesched/internal/shared"
+)
+
+const module = "github.com/tracesched/tracesched"
+
+// policy lists, for each package of the module (path relative to the module
+// root; "scheduler/*" matches every scheduler), the module packages and
+// third-party module prefixes its non-test files may import. The standard
+// library is always allowed. Imports flow one way: trace at the bottom;
+// parse/blktrace, replay, diff and synth over it; the schedulers and device
+// over replay; tui over diff and trace; cmd on top.
+var policy = map[string][]string{
+	"trace":           {"github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
+	"parse/blktrace":  {"trace", "github.com/klauspost/compress"},
+	"replay":          {"trace"},
+	"scheduler/*":     {"replay", "trace"},
+	"device":          {"replay", "trace"},
+	"diff":            {"trace"},
+	"synth":           {"trace"},
+	"tui":             {"diff", "trace", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
+	"internal/shared": {},
+	"cmd/tracesched":  {"*"},
+}
+
+func rule(rel string) ([]string, bool) {
+	if r, ok := policy[rel]; ok {
+		return r, true
+	}
+	if strings.HasPrefix(rel, "scheduler/") {
+		return policy["scheduler/*"], true
+	}
+	if strings.HasPrefix(rel, "tui/") {
+		return policy["tui"], true
+	}
+	return nil, false
+}
+
+func allowed(imp string, allow []string) bool {
+	for _, a := range allow {
+		switch {
+		case a == "*":
+			return true
+		case strings.Contains(a, "."): // third-party prefix
+			if strings.HasPrefix(imp, a) {
+				return true
+			}
+		default:
+			if imp == module+"/"+a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestImportPolicy(t *testing.T) {
+	root := shared.Root()
+	if root == "" {
+		t.Fatal("module root not found")
+	}
+	var pkgs []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "fixtures") {
+			return filepath.SkipDir
+		}
+		pkgs = append(pkgs, path)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(pkgs)
+	checked := 0
+	for _, dir := range pkgs {
+		p, err := build.ImportDir(dir, 0)
+		if err != nil {
+			continue // no Go files, or only tests
+		}
+		rel, _ := filepath.Rel(root, dir)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(rel, "bench/") || rel == "internal/depcheck" {
+			continue // programs for measurement, and this test
+		}
+		allow, ok := rule(rel)
+		if !ok {
+			t.Errorf("package %s has no entry in the import policy: add one", rel)
+			continue
+		}
+		checked++
+		for _, imp := range p.Imports {
+			if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				continue // standard library
+			}
+			if !allowed(imp, allow) {
+				t.Errorf("%s imports %s, which the policy does not allow", rel, imp)
+			}
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("checked only %d packages: the walk is broken", checked)
+	}
+}
