@@ -1,0 +1,8 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// subcommands returns the commands of tracesched.
+func subcommands(ios *IOStreams) []*cobra.Command {
+	return nil
+}
