@@ -4,5 +4,7 @@ import "github.com/spf13/cobra"
 
 // subcommands returns the commands of tracesched.
 func subcommands(ios *IOStreams) []*cobra.Command {
-	return nil
+	return []*cobra.Command{
+		newStatsCmd(ios),
+	}
 }
