@@ -6,5 +6,8 @@ import "github.com/spf13/cobra"
 func subcommands(ios *IOStreams) []*cobra.Command {
 	return []*cobra.Command{
 		newStatsCmd(ios),
+		newCalibrateCmd(ios),
+		newReplayCmd(ios),
+		newDiffCmd(ios),
 	}
 }

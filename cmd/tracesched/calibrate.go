@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracesched/tracesched/device"
+	"github.com/tracesched/tracesched/trace"
+)
+
+type calibrateOptions struct {
+	input string
+	out   string
+	json  bool
+	kind  string
+	seed  uint64
+}
+
+func newCalibrateCmd(ios *IOStreams) *cobra.Command {
+	opts := &calibrateOptions{}
+	cmd := &cobra.Command{
+		Use:   "calibrate INPUT -o DEVICE.json [--json]",
+		Short: "Fit a device timing model to a capture",
+		Long: `Calibrate fits a device timing model to the capture's issue-to-complete (D2C) times:
+a non-rotational model (service time by operation and size, internal parallelism that
+saturates) or a rotational one (seek, rotation, transfer, a sequential fast path), chosen
+by cross-validation unless --kind forces one. It prints the fit as DiskSim reports it:
+the demerit figure (root-mean-square horizontal distance between the real and the
+modelled D2C distributions), also as a fraction of the real mean, measured by driving
+the model with the capture's own dispatch times and cross-validated (fitted on the first
+half of the capture, scored on the second).`,
+		Example: `  $ tracesched calibrate sda -o sda.device.json
+  $ tracesched replay --sched bfq --device sda.device.json sda`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.input = args[0]
+			if opts.out == "" {
+				return usagef("calibrate needs -o DEVICE.json")
+			}
+			if _, err := device.ParseKind(opts.kind); err != nil {
+				return usagef("invalid value for --kind: %v", err)
+			}
+			return calibrateRun(ios, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "write the model to `FILE` (JSON)")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the fit as JSON")
+	cmd.Flags().StringVar(&opts.kind, "kind", "auto", "model `kind`: auto, rotational or nonrotational")
+	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "seed of the model's random draws when scoring")
+	return cmd
+}
+
+// readRequests reads a whole input and returns its rebuilt requests.
+func readRequests(ios *IOStreams, name string) ([]trace.Request, trace.Meta, error) {
+	src, err := openInput(name)
+	if err != nil {
+		return nil, trace.Meta{}, err
+	}
+	defer src.Close()
+	var reqs []trace.Request
+	rb := trace.NewRebuilder(func(r *trace.Request) { reqs = append(reqs, *r) }, nil)
+	prog := newProgress(ios, "reading")
+	defer prog.Done()
+	for {
+		ev, err := src.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, trace.Meta{}, err
+		}
+		rb.Add(&ev)
+		prog.Add(1)
+	}
+	rb.Close()
+	prog.Done()
+	reportDiagnostics(ios, name, src)
+	return reqs, src.Meta(), nil
+}
+
+// busiestDevice returns the device with the most issued requests.
+func busiestDevice(reqs []trace.Request) trace.Dev {
+	n := map[trace.Dev]int{}
+	var best trace.Dev
+	for i := range reqs {
+		if reqs[i].Issue.Valid() {
+			d := reqs[i].Dev
+			n[d]++
+			if n[d] > n[best] || n[d] == n[best] && d < best {
+				best = d
+			}
+		}
+	}
+	return best
+}
+
+// onDevice returns the requests issued to dev.
+func onDevice(reqs []trace.Request, dev trace.Dev) []trace.Request {
+	out := reqs[:0:0]
+	for i := range reqs {
+		if reqs[i].Dev == dev {
+			out = append(out, reqs[i])
+		}
+	}
+	return out
+}
+
+func calibrateRun(ios *IOStreams, opts *calibrateOptions) error {
+	reqs, _, err := readRequests(ios, opts.input)
+	if err != nil {
+		return err
+	}
+	kind, _ := device.ParseKind(opts.kind)
+	dev := busiestDevice(reqs)
+	model, fit, err := device.Calibrate(onDevice(reqs, dev), device.CalibrateOptions{Kind: kind, Seed: opts.seed})
+	if err != nil {
+		return fmt.Errorf("%s: device %s: %w", opts.input, dev, err)
+	}
+	f, err := createAtomic(opts.out)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := model.Save(f); err != nil {
+		return fmt.Errorf("writing %s: %w", opts.out, err)
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	if opts.json {
+		enc := json.NewEncoder(ios.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(fit)
+	}
+	fmt.Fprintf(ios.Out, "device %s\n%s", dev, fit)
+	return nil
+}

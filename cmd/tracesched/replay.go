@@ -1,0 +1,408 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracesched/tracesched/device"
+	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/trace"
+)
+
+type replayOptions struct {
+	input        string
+	sched        string
+	devicePath   string
+	sets         []string
+	weights      []string
+	kernel       string
+	features     []string
+	mode         string
+	out          string
+	json         bool
+	tui          bool
+	listFeatures bool
+	seed         uint64
+	hz           int
+}
+
+func newReplayCmd(ios *IOStreams) *cobra.Command {
+	opts := &replayOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay --sched none|mq-deadline|bfq|cfq INPUT [flags]",
+		Short: "Replay a capture through a scheduler model and diff the prediction against it",
+		Long: `Replay rebuilds the capture's workload (each process's bios in order, with their sectors,
+sizes, flags and cgroups), replays it through a scheduler model and a device model
+calibrated from the capture itself (or given with --device), then diffs the prediction
+against the capture: dispatch order, per-cgroup bandwidth, merges, think time, latency.
+
+Closed loop by default: a process that waited for its own completions in the capture
+waits for the predicted ones, with the think time it showed; --mode open replays every
+bio at its captured time.
+
+Settings: --set takes queue attributes as sysfs names them, under queue/iosched/ (the
+scheduler's tunables: slice_idle_us=2000, low_latency=0) or queue/ (rotational=0,
+nr_requests=64, max_sectors_kb=512). A capture does not record whether the device was
+rotational: the default is rotational, as the kernel reports SCSI, virtio and loop
+devices, except for NVMe devices (major 259); say rotational=0 for flash behind
+another driver. --weight takes a cgroup by numeric id (as the capture records it) or
+by path when the capture names paths.`,
+		Example: `  # Replay a BFQ capture through the BFQ model with its cgroups' weights
+  $ tracesched replay --sched bfq --weight 1181=100 --weight 1201=900 fixtures/fx-bfq-2cg-w100-900/fx-bfq-2cg-w100-900
+
+  # What would BFQ before Linux 6.2 have done?
+  $ tracesched replay --sched bfq --kernel 6.1 sda
+
+  # The same capture through mq-deadline, as JSON
+  $ tracesched replay --sched mq-deadline sda --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if opts.listFeatures {
+				return rangeArgs(0, 1)(cmd, args)
+			}
+			return exactArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.sched == "" {
+				return usagef("replay needs --sched none|mq-deadline|bfq|cfq")
+			}
+			model, err := findSched(opts.sched)
+			if err != nil {
+				return err
+			}
+			if opts.listFeatures {
+				fmt.Fprint(ios.Out, featureTable(model))
+				return nil
+			}
+			opts.input = args[0]
+			if opts.json && opts.tui {
+				return usagef("--json and --tui exclude each other")
+			}
+			return replayRun(ios, opts, model)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.sched, "sched", "", "scheduler model: `none|mq-deadline|bfq|cfq`")
+	f.StringVar(&opts.devicePath, "device", "", "device timing model `DEVICE.json` (default: calibrated from INPUT)")
+	f.StringArrayVar(&opts.sets, "set", nil, "queue attribute `NAME=VALUE` as sysfs names it (repeatable)")
+	f.StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W`, CGROUP a numeric id or a path (repeatable)")
+	f.StringVar(&opts.kernel, "kernel", "", "behave as kernel `VERSION` did (bfq: 5.10 5.11 5.12 5.13 6.1 6.2 6.18; cfq: 4.13 4.19)")
+	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
+	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
+	f.StringVarP(&opts.out, "output", "o", "", "write the predicted events to `PREDICTED.arrow`")
+	f.BoolVar(&opts.json, "json", false, "print the diff as JSON")
+	f.BoolVar(&opts.tui, "tui", false, "open the terminal inspector on the result")
+	f.BoolVar(&opts.listFeatures, "list-features", false, "list the scheduler's historical features and kernel presets")
+	f.Uint64Var(&opts.seed, "seed", 1, "seed of the device model's random draws")
+	f.IntVar(&opts.hz, "hz", 250, "the kernel's tick rate, where a model counts jiffies")
+	return cmd
+}
+
+// parseSets splits --set NAME=VALUE pairs; queue/ and queue/iosched/
+// prefixes are accepted and dropped.
+func parseSets(sets []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		k = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(k), "queue/"), "iosched/")
+		if !ok || k == "" {
+			return nil, usagef("invalid --set %q: want NAME=VALUE", s)
+		}
+		m[k] = strings.TrimSpace(v)
+	}
+	return m, nil
+}
+
+// parseFeatures splits --feature NAME=on|off pairs.
+func parseFeatures(fs []string) (map[string]bool, error) {
+	m := map[string]bool{}
+	for _, s := range fs {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, usagef("invalid --feature %q: want NAME=on|off", s)
+		}
+		switch strings.ToLower(v) {
+		case "on", "1", "true", "yes":
+			m[k] = true
+		case "off", "0", "false", "no":
+			m[k] = false
+		default:
+			return nil, usagef("invalid --feature %q: the value must be on or off", s)
+		}
+	}
+	return m, nil
+}
+
+// parseWeights resolves --weight CGROUP=W pairs to cgroup ids. A path
+// resolves through the capture's known cgroups.
+func parseWeights(ws []string, known map[uint64]string) (map[uint64]int, error) {
+	m := map[uint64]int{}
+	for _, s := range ws {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, usagef("invalid --weight %q: want CGROUP=W", s)
+		}
+		w, err := strconv.Atoi(v)
+		if err != nil || w < 1 || w > 1000 {
+			return nil, usagef("invalid --weight %q: the weight must be a whole number from 1 to 1000", s)
+		}
+		if id, err := strconv.ParseUint(k, 10, 64); err == nil {
+			m[id] = w
+			continue
+		}
+		found := false
+		for id, p := range known {
+			if p == k || strings.TrimPrefix(p, "/") == strings.TrimPrefix(k, "/") {
+				m[id], found = w, true
+			}
+		}
+		if !found {
+			return nil, usagef("invalid --weight %q: the capture names no cgroup %q; give its numeric id", s, k)
+		}
+	}
+	return m, nil
+}
+
+// queueFor derives the modelled queue's settings from --set and the capture.
+func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
+	q := replay.Queue{Rotational: dev.Major() != 259}
+	if v, ok := sets["rotational"]; ok {
+		switch v {
+		case "0":
+			q.Rotational = false
+		case "1":
+			q.Rotational = true
+		default:
+			return q, usagef("invalid --set rotational=%s: want 0 or 1", v)
+		}
+	}
+	if v, ok := sets["nr_requests"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 4 {
+			return q, usagef("invalid --set nr_requests=%s: want a whole number of at least 4", v)
+		}
+		q.NrRequests = n
+	}
+	if v, ok := sets["max_sectors_kb"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 4 {
+			return q, usagef("invalid --set max_sectors_kb=%s: want a whole number of at least 4", v)
+		}
+		q.MaxSectors = uint32(n) * 2
+	}
+	if v, ok := sets["queue_depth"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return q, usagef("invalid --set queue_depth=%s: want a positive whole number", v)
+		}
+		q.Depth = n
+	}
+	return q, nil
+}
+
+// replayRun is the main job: replay, then diff.
+func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
+	start := time.Now()
+	sets, err := parseSets(opts.sets)
+	if err != nil {
+		return err
+	}
+	features, err := parseFeatures(opts.features)
+	if err != nil {
+		return err
+	}
+	mode, err := replay.ParseMode(opts.mode)
+	if err != nil {
+		return usagef("invalid value for --mode: %v", err)
+	}
+	if opts.kernel != "" && len(model.kernels) == 0 {
+		return usagef("--kernel: the %s model has no kernel presets", model.name)
+	}
+
+	// 1. The real side: every event of the capture, for the diff and the calibration.
+	realSide, meta, err := loadSide(ios, opts.input)
+	if err != nil {
+		return err
+	}
+	weights, err := parseWeights(opts.weights, meta.Cgroups)
+	if err != nil {
+		return err
+	}
+
+	// 2. The workload: the capture's bios per process, streamed again at replay.
+	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return openInput(opts.input) })
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.input, err)
+	}
+
+	// 3. The device model.
+	dm, fitNote, err := deviceModel(opts, realSide.Requests, w.Dev)
+	if err != nil {
+		return err
+	}
+
+	// 4. The scheduler and queue.
+	q, err := queueFor(sets, w.Dev)
+	if err != nil {
+		return err
+	}
+	kernel := opts.kernel
+	if kernel == "" {
+		kernel = model.kernel
+	}
+	so := replay.Options{Set: sets, Weights: weights, CgroupPaths: meta.Cgroups, Kernel: kernel, Features: features, HZ: opts.hz}
+	cfg := replay.Config{
+		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return model.new(h, so) },
+		Device:       dm.NewDevice(opts.seed),
+		Queue:        q,
+		Mode:         mode,
+	}
+
+	// 5. Replay, keeping the prediction for the diff and, with -o, in Arrow.
+	pmeta := trace.Meta{Source: "replay", Kernel: kernel, Devices: []trace.Dev{w.Dev}, Cgroups: meta.Cgroups,
+		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "input": opts.input}}
+	for _, k := range sortedKeys(sets) {
+		pmeta.Extra["set."+k] = sets[k]
+	}
+	predSide := diff.NewSide(pmeta)
+	var ew *trace.EventWriter
+	var ef *atomicFile
+	if opts.out != "" {
+		if ef, err = createAtomic(opts.out); err != nil {
+			return err
+		}
+		defer ef.Abort()
+		if ew, err = trace.NewEventWriter(ef, pmeta); err != nil {
+			return err
+		}
+	}
+	prog := newProgress(ios, "replay")
+	res, err := replay.Run(w, cfg, func(e *trace.Event) error {
+		predSide.Add(e)
+		prog.Add(1)
+		if ew != nil {
+			return ew.Write(e)
+		}
+		return nil
+	})
+	prog.Done()
+	if err != nil {
+		return fmt.Errorf("replaying %s through %s: %w", opts.input, model.name, err)
+	}
+	predSide.Finish()
+	if ew != nil {
+		if err := ew.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", opts.out, err)
+		}
+		if err := ef.Commit(); err != nil {
+			return err
+		}
+	}
+
+	// 6. The diff.
+	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights, SliceIdle: sliceIdle(sets)})
+	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s (kernel %s, %s loop, %s) in %.2f s; device %s\n",
+		res.Bios, res.Requests, model.name, kernel, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
+	switch {
+	case opts.json:
+		return result.WriteJSON(ios.Out)
+	case opts.tui:
+		return runTUI(ios, result, tuiInfo(opts, model.name, kernel, sets, weights, fitNote))
+	}
+	return result.WriteText(ios.Out, termWidth(ios))
+}
+
+// loadSide reads a whole input into a diff side.
+func loadSide(ios *IOStreams, name string) (*diff.Side, trace.Meta, error) {
+	src, err := openInput(name)
+	if err != nil {
+		return nil, trace.Meta{}, err
+	}
+	defer src.Close()
+	prog := newProgress(ios, "reading "+name)
+	side, err := diff.Load(countingReader{src, prog}, trace.Meta{})
+	prog.Done()
+	if err != nil {
+		return nil, trace.Meta{}, fmt.Errorf("%s: %w", name, err)
+	}
+	meta := src.Meta()
+	side.Meta = meta
+	reportDiagnostics(ios, name, src)
+	return side, meta, nil
+}
+
+// countingReader feeds a progress line.
+type countingReader struct {
+	r trace.EventReader
+	p *progress
+}
+
+func (c countingReader) ReadEvent() (trace.Event, error) {
+	ev, err := c.r.ReadEvent()
+	if err == nil {
+		c.p.Add(1)
+	}
+	return ev, err
+}
+
+// deviceModel loads --device or calibrates from the capture's requests on dev.
+func deviceModel(opts *replayOptions, reqs []trace.Request, dev trace.Dev) (*device.Model, string, error) {
+	if opts.devicePath != "" {
+		f, err := os.Open(opts.devicePath)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close()
+		m, err := device.Load(f)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", opts.devicePath, err)
+		}
+		return m, fmt.Sprintf("%s from %s", m.Kind, opts.devicePath), nil
+	}
+	m, fit, err := device.Calibrate(onDevice(reqs, dev), device.CalibrateOptions{Seed: opts.seed})
+	if err != nil {
+		return nil, "", fmt.Errorf("calibrating a device model from %s (device %s): %w; give one with --device", opts.input, dev, err)
+	}
+	return m, fmt.Sprintf("%s calibrated (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
+}
+
+// sliceIdle reads slice_idle(_us) from --set for the think-time classifier.
+func sliceIdle(sets map[string]string) time.Duration {
+	if v, ok := sets["slice_idle_us"]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return time.Duration(n) * time.Microsecond
+		}
+	}
+	if v, ok := sets["slice_idle"]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			if n == 0 {
+				return time.Nanosecond
+			}
+			return time.Duration(n) * time.Millisecond
+		}
+	}
+	return 0
+}
+
+func queueText(q replay.Queue) string {
+	rot := "non-rotational"
+	if q.Rotational {
+		rot = "rotational"
+	}
+	return fmt.Sprintf("%s, depth %d, nr_requests %d", rot, q.Depth, q.NrRequests)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,301 @@
+package device
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// CalibrateOptions are the settings of Calibrate. The zero value chooses
+// the kind from the data with the defaults below.
+type CalibrateOptions struct {
+	// Kind forces the model kind; KindAuto keeps the kind with the smaller
+	// cross-validated demerit.
+	Kind Kind
+	// Seed seeds the devices that score the candidates.
+	Seed uint64
+	// Quantiles is the resolution of the residual tables: they hold
+	// at most Quantiles+1 entries, placed where the distribution changes fastest (default 1024, at least 16).
+	Quantiles int
+	// SeqWindow is the largest forward gap, in sectors, that a rotational
+	// model serves on its sequential path (default 128, 64 KiB).
+	SeqWindow uint64
+	// MinRequests is the fewest usable requests Calibrate accepts (default 40).
+	MinRequests int
+}
+
+// Fit reports how a model was chosen and how well it reproduces the
+// capture. Demerits are DiskSim's (see Demerit) over D2C, comparing the
+// capture's D2C with the model's when each request is issued at its real
+// D time with the real set of requests on the device.
+type Fit struct {
+	Kind   Kind `json:"kind"`   // kind of Model
+	Forced bool `json:"forced"` // the kind was forced by CalibrateOptions.Kind
+
+	N       int           `json:"n"`           // requests fitted (issued and completed in the capture)
+	Skipped int           `json:"skipped"`     // requests on the device without both a D and a C, or in flight at the start
+	MeanD2C time.Duration `json:"mean_d2c_ns"` // mean real D2C
+
+	// Demerit compares the capture with the model fitted on all of it.
+	Demerit         time.Duration `json:"demerit_ns"`
+	DemeritFraction float64       `json:"demerit_fraction"` // Demerit / MeanD2C
+
+	// CV is the cross-validation of the chosen kind: fitted on the first
+	// half of the capture by time, scored on the second.
+	CV Score `json:"cv"`
+	// Candidates holds the cross-validation of every kind considered.
+	Candidates []Score `json:"candidates"`
+
+	// SeekCorrelation is Spearman's rank correlation between seek
+	// distance and service time (a rotational device shows a clearly
+	// positive one); NaN when undefined.
+	SeekCorrelation float64 `json:"seek_correlation"`
+
+	Model *Model `json:"model"`
+}
+
+// Score is the demerit of a kind of model on requests it was not fitted on.
+type Score struct {
+	Kind            Kind          `json:"kind"`
+	Split           trace.Time    `json:"split_ns"`    // requests issued before it trained the model
+	Train           int           `json:"train"`       // requests fitted
+	Test            int           `json:"test"`        // requests scored
+	MeanD2C         time.Duration `json:"mean_d2c_ns"` // mean real D2C of the scored requests
+	Demerit         time.Duration `json:"demerit_ns"`
+	DemeritFraction float64       `json:"demerit_fraction"` // Demerit / MeanD2C
+	// Halves is the demerit between the real D2C of the trained and the
+	// scored requests: how far apart the capture's own halves are, a floor
+	// no model can be expected to beat on small or drifting captures.
+	Halves         time.Duration `json:"halves_ns"`
+	HalvesFraction float64       `json:"halves_fraction"` // Halves / MeanD2C
+}
+
+// MarshalJSON writes NaN correlations as null.
+func (f *Fit) MarshalJSON() ([]byte, error) {
+	type plain Fit
+	var corr *float64
+	if !math.IsNaN(f.SeekCorrelation) {
+		corr = &f.SeekCorrelation
+	}
+	return json.Marshal(struct {
+		*plain
+		SeekCorrelation *float64 `json:"seek_correlation"`
+	}{(*plain)(f), corr})
+}
+
+// String summarises the fit on a few lines: kind, parameters, demerits.
+func (f *Fit) String() string {
+	var b strings.Builder
+	how := "chosen by cross-validated demerit"
+	if f.Forced {
+		how = "forced"
+	}
+	fmt.Fprintf(&b, "model %s (%s), n=%d (skipped %d), mean D2C %v\n", f.Kind, how, f.N, f.Skipped, f.MeanD2C)
+	fmt.Fprintf(&b, "demerit %v (%.1f%% of mean), cross-validated %v (%.1f%%; train %d, test %d; the halves differ by %.1f%%)\n",
+		f.Demerit, 100*f.DemeritFraction, f.CV.Demerit, 100*f.CV.DemeritFraction, f.CV.Train, f.CV.Test, 100*f.CV.HalvesFraction)
+	for _, c := range f.Candidates {
+		fmt.Fprintf(&b, "  candidate %-13s cross-validated demerit %v (%.1f%%)\n", c.Kind, c.Demerit, 100*c.DemeritFraction)
+	}
+	fmt.Fprintf(&b, "seek/service rank correlation %.3f\n", f.SeekCorrelation)
+	if m := f.Model; m != nil {
+		switch m.Kind {
+		case KindNonRotational:
+			n := m.NonRotational
+			fmt.Fprintf(&b, "parallelism %d, saturation slope %.4f per request\n", n.Parallelism, n.Slope)
+			for o := range numOps {
+				if t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]; t != nil {
+					fmt.Fprintf(&b, "  %-5s base %v + %.4g ns/byte (n=%d), residual p1 %.3f p50 %.3f p99 %.3f\n",
+						Op(o), t.Base, t.PerByte, t.N, t.Residual.At(0.01), t.Residual.At(0.5), t.Residual.At(0.99))
+				}
+			}
+		case KindRotational:
+			r := m.Rotational
+			fmt.Fprintf(&b, "overhead %v, seek %.4g ns*sqrt(d) below %d sectors, %v + %.4g ns/sector above\n",
+				r.Overhead, r.SeekSqrt, r.SeekBoundary, r.SeekLongBase, r.SeekLongPerSector)
+			fmt.Fprintf(&b, "revolution %v, transfer %.4g ns/byte, write %+v, sequential (<= %d sectors) %v (n=%d of %d)\n",
+				r.Revolution, r.PerByte, r.Write, r.SeqWindow, r.SeqBase, r.NSeq, r.N)
+		}
+	}
+	return b.String()
+}
+
+// MinSeekCorrelation is the least rank correlation between seek distance
+// and service time for which Calibrate picks a rotational model by itself.
+const MinSeekCorrelation = 0.1
+
+// ErrTooFew is returned when a capture has too few requests to fit.
+var ErrTooFew = errors.New("too few issued and completed requests to calibrate")
+
+// Calibrate fits a device model to the requests of a capture (as the
+// trace package rebuilds them; any order).
+//
+//  1. Requests with both a D and a C (and a D inside the capture) are the
+//     samples; all requests on the device count towards the number in
+//     flight at each D.
+//  2. The samples are split at the midpoint of their D times. Each kind
+//     considered (both, unless opts.Kind forces one) is fitted on the first
+//     half and scored on the second: the capture is replayed through the
+//     model (every request issued at its real D, completions at their real
+//     C) and the modelled D2C of the second half compared with the real
+//     one by Demerit.
+//  3. The kind with the smaller cross-validated demerit is refitted on all
+//     samples and scored on all of them; rotational only when service
+//     times also grow with seek distance (Fit.SeekCorrelation at least
+//     MinSeekCorrelation), so that a loop or virtual device that a FIFO
+//     server happens to mimic is not called a disk.
+func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error) {
+	if opts.Quantiles < 16 {
+		opts.Quantiles = 1024
+	}
+	if opts.SeqWindow == 0 {
+		opts.SeqWindow = 128
+	}
+	if opts.MinRequests <= 0 {
+		opts.MinRequests = 40
+	}
+	if opts.Kind > KindRotational {
+		return nil, nil, fmt.Errorf("invalid device model kind %d", opts.Kind)
+	}
+	c := prepare(reqs)
+	if len(c.samples) < opts.MinRequests {
+		return nil, nil, fmt.Errorf("%w: %d, want %d", ErrTooFew, len(c.samples), opts.MinRequests)
+	}
+	fit := &Fit{N: len(c.samples), Skipped: c.skipped, Forced: opts.Kind != KindAuto}
+	real := make([]float64, len(c.samples))
+	for i, s := range c.samples {
+		real[i] = s.d2c
+	}
+	fit.MeanD2C = time.Duration(math.Round(mean(real)))
+	fit.SeekCorrelation = seekCorrelation(c.samples)
+
+	// Step 2: the split.
+	split := c.samples[0].issue + (c.samples[len(c.samples)-1].issue-c.samples[0].issue)/2
+	nTrain := sort.Search(len(c.samples), func(i int) bool { return c.samples[i].issue >= split })
+	if nTrain < opts.MinRequests/2 || len(c.samples)-nTrain < opts.MinRequests/2 {
+		nTrain = len(c.samples) / 2 // too lopsided by time: split by count
+		split = c.samples[nTrain].issue
+	}
+	kinds := []Kind{KindNonRotational, KindRotational}
+	if opts.Kind != KindAuto {
+		kinds = []Kind{opts.Kind}
+	}
+	for _, k := range kinds {
+		m := fitKind(k, c.samples[:nTrain], opts)
+		pred := c.predict(m, opts.Seed)
+		sc := Score{Kind: k, Split: split, Train: nTrain, Test: len(c.samples) - nTrain}
+		sc.MeanD2C, sc.Demerit, sc.DemeritFraction = score(real[nTrain:], pred[nTrain:])
+		_, sc.Halves, sc.HalvesFraction = score(real[nTrain:], real[:nTrain])
+		fit.Candidates = append(fit.Candidates, sc)
+	}
+	best := fit.Candidates[0]
+	for _, sc := range fit.Candidates[1:] {
+		if sc.DemeritFraction < best.DemeritFraction &&
+			(sc.Kind != KindRotational || fit.SeekCorrelation >= MinSeekCorrelation) {
+			best = sc
+		}
+	}
+	fit.Kind, fit.CV = best.Kind, best
+
+	// Step 3.
+	m := fitKind(best.Kind, c.samples, opts)
+	if err := m.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("internal error: calibrated model invalid: %v", err)
+	}
+	_, fit.Demerit, fit.DemeritFraction = score(real, c.predict(m, opts.Seed))
+	fit.Model = m
+	return m, fit, nil
+}
+
+func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
+	m := &Model{Version: Version, Kind: k}
+	switch k {
+	case KindRotational:
+		m.Rotational = fitRotational(ss, opts.SeqWindow, opts.Quantiles)
+	default:
+		m.NonRotational = fitNonRotational(ss, opts.Quantiles)
+	}
+	return m
+}
+
+// score returns the mean of real and the demerit of model against it (ns
+// in, durations out) and as a fraction of that mean.
+func score(real, model []float64) (time.Duration, time.Duration, float64) {
+	r := make([]float64, len(real))
+	m := make([]float64, len(model))
+	for i := range real {
+		r[i] = real[i] / 1e9
+	}
+	for i := range model {
+		m[i] = model[i] / 1e9
+	}
+	d := Demerit(r, m)
+	mu := mean(r)
+	return time.Duration(math.Round(mu * 1e9)), time.Duration(math.Round(d * 1e9)), d / mu
+}
+
+// seekCorrelation returns Spearman's rank correlation between the seek
+// distance from the previous completion and the service time.
+func seekCorrelation(ss []sample) float64 {
+	var d, s []float64
+	for _, x := range ss {
+		if x.hasPrev {
+			d = append(d, float64(distance(x.head, x.sector)))
+			s = append(s, x.service)
+		}
+	}
+	if len(d) < 3 {
+		return math.NaN()
+	}
+	return pearson(ranks(d), ranks(s))
+}
+
+// ranks returns the ranks of xs, ties sharing their mean rank.
+func ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case xs[a] < xs[b]:
+			return -1
+		case xs[a] > xs[b]:
+			return 1
+		}
+		return 0
+	})
+	r := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+			j++
+		}
+		avg := float64(i+j) / 2
+		for k := i; k <= j; k++ {
+			r[idx[k]] = avg
+		}
+		i = j + 1
+	}
+	return r
+}
+
+func pearson(a, b []float64) float64 {
+	ma, mb := mean(a), mean(b)
+	var sab, saa, sbb float64
+	for i := range a {
+		sab += (a[i] - ma) * (b[i] - mb)
+		saa += (a[i] - ma) * (a[i] - ma)
+		sbb += (b[i] - mb) * (b[i] - mb)
+	}
+	if saa == 0 || sbb == 0 {
+		return math.NaN()
+	}
+	return sab / math.Sqrt(saa*sbb)
+}

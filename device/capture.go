@@ -1,0 +1,188 @@
+package device
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/trace"
+)
+
+// sample is one request usable for calibration: issued and completed in
+// the capture.
+type sample struct {
+	req     int        // index in capture.rqs
+	issue   trace.Time // D
+	done    trace.Time // C
+	d2c     float64    // done-issue, ns
+	k       int        // requests on the device just after its issue, itself included
+	op      Op
+	sector  uint64
+	bytes   uint32
+	write   bool
+	service float64 // C minus the later of D and the previous completion, ns
+	head    uint64  // end of the request that completed before it
+	hasPrev bool    // service and head are known
+}
+
+// event is an issue or completion in a capture, in replay order.
+type event struct {
+	t    trace.Time
+	done bool // C (else D)
+	req  int  // index in capture.rqs
+}
+
+// capture is a trace prepared for fitting and scoring: every request that
+// occupied the device, the order in which to replay its issues and
+// completions, and the usable samples.
+type capture struct {
+	rqs     []replay.Request
+	events  []event
+	samples []sample // in issue order
+	skipped int      // requests that reached the device but lack a D or a C
+}
+
+// prepare builds a capture from rebuilt requests.
+//
+//  1. Every request that reached the device (a D or a C, not merged away)
+//     occupies it from its D (or from the capture's first time, when its D
+//     predates the capture: FlagNoQueue) to its C (or forever, when the
+//     capture ended first: FlagIncomplete).
+//  2. Issues and completions are ordered by time, completions first at
+//     equal times, then by request ID: the order scoring replays them in.
+//  3. Walking that order gives, at each D, the number of requests on the
+//     device (k); requests with both a D and a C at or after it become
+//     samples.
+//  4. Walking completions in order gives each sample's service time (as a
+//     device serving one request at a time would see it) and the head
+//     position before it.
+func prepare(reqs []trace.Request) *capture {
+	c := &capture{}
+	first := trace.NoTime
+	for i := range reqs {
+		r := &reqs[i]
+		for _, t := range [...]trace.Time{r.Issue, r.Complete} {
+			if t.Valid() && (!first.Valid() || t < first) {
+				first = t
+			}
+		}
+	}
+	ids := make([]uint64, 0, len(reqs))
+	sampleOf := map[int]int{}
+	var issues []int // requests with a sample, index in c.rqs
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Flags&trace.FlagMergedAway != 0 || (!r.Issue.Valid() && !r.Complete.Valid()) {
+			continue
+		}
+		j := len(c.rqs)
+		c.rqs = append(c.rqs, replay.Request{
+			ID: uint64(j + 1), PID: r.PID, Cgroup: r.Cgroup, Sector: r.Sector, Bytes: r.Bytes,
+			Cat: r.Cat.OpFlags(), Bios: int(max(r.Bios, 1)), Queued: r.Queue, Inserted: r.Insert, Issued: r.Issue,
+		})
+		ids = append(ids, r.ID)
+		start := r.Issue
+		if !start.Valid() {
+			start = first
+		}
+		c.events = append(c.events, event{t: start, req: j})
+		if r.Complete.Valid() {
+			c.events = append(c.events, event{t: r.Complete, done: true, req: j})
+		}
+		if r.Issue.Valid() && r.Complete.Valid() && r.Complete >= r.Issue && r.Flags&trace.FlagNoQueue == 0 {
+			sampleOf[j] = len(issues)
+			issues = append(issues, j)
+		} else {
+			c.skipped++
+		}
+	}
+	slices.SortFunc(c.events, func(a, b event) int {
+		if x := cmp.Compare(a.t, b.t); x != 0 {
+			return x
+		}
+		if a.done != b.done {
+			if a.done {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(ids[a.req], ids[b.req])
+	})
+	c.samples = make([]sample, 0, len(issues))
+	onDev := 0
+	for _, e := range c.events {
+		if e.done {
+			onDev--
+			continue
+		}
+		onDev++
+		if _, ok := sampleOf[e.req]; !ok {
+			continue
+		}
+		r := &c.rqs[e.req]
+		c.samples = append(c.samples, sample{
+			req: e.req, issue: e.t, k: onDev, op: OpOf(r.Cat, r.Bytes),
+			sector: r.Sector, bytes: r.Bytes, write: r.Cat.IsWrite(),
+		})
+	}
+	// Completion times, and the service walk (step 4).
+	doneAt := make([]trace.Time, len(c.rqs))
+	for i := range doneAt {
+		doneAt[i] = trace.NoTime
+	}
+	for _, e := range c.events {
+		if e.done {
+			doneAt[e.req] = e.t
+		}
+	}
+	pos := make(map[int]int, len(c.samples))
+	for i := range c.samples {
+		s := &c.samples[i]
+		s.done = doneAt[s.req]
+		s.d2c = float64(s.done - s.issue)
+		pos[s.req] = i
+	}
+	prev := -1
+	for _, e := range c.events {
+		if !e.done {
+			continue
+		}
+		if i, ok := pos[e.req]; ok && prev >= 0 {
+			s := &c.samples[i]
+			start := max(s.issue, doneAt[prev])
+			s.service = float64(s.done - start)
+			s.head = c.rqs[prev].End()
+			s.hasPrev = true
+		}
+		prev = e.req
+	}
+	return c
+}
+
+// predict replays the capture's issues and completions through a device of
+// m and returns the modelled D2C of every sample, ns, in sample order.
+// Each request is issued at its real D with the real set of requests on
+// the device; completions are told to the device at their real C.
+func (c *capture) predict(m *Model, seed uint64) []float64 {
+	dev := m.NewDevice(seed)
+	pos := make([]int, len(c.rqs))
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i, s := range c.samples {
+		pos[s.req] = i
+	}
+	out := make([]float64, len(c.samples))
+	for _, e := range c.events {
+		rq := &c.rqs[e.req]
+		if e.done {
+			dev.Done(e.t, rq)
+			continue
+		}
+		t := dev.Issue(e.t, rq)
+		if i := pos[e.req]; i >= 0 {
+			out[i] = float64(t - e.t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+// Package device models when a block device completes a request, and
+// calibrates those models from a capture's issue (D) and complete (C)
+// events.
+//
+// A Model is one of two kinds:
+//
+//   - KindNonRotational (flash, virtual and loop devices): the service time
+//     of a request is Base + PerByte*bytes for its operation class (read,
+//     write, other), times a saturation factor 1 + Slope*max(0, k-Parallelism)
+//     where k is the number of requests on the device once it is issued,
+//     times a residual multiplier drawn from the class's empirical residual
+//     distribution.
+//   - KindRotational (disks): requests are served one at a time in issue
+//     order. A random access costs Overhead + seek(distance) + Write (for
+//     writes) + PerByte*bytes + a positional delay drawn from the residual
+//     distribution (rotation and noise), or uniform in [0, Revolution) when
+//     the model has no residual table. seek(d) is SeekSqrt*sqrt(d) below
+//     SeekBoundary sectors and SeekLongBase + SeekLongPerSector*d from there
+//     on. A sequential access (starting 0 to SeqWindow sectors after the end
+//     of the previous one) costs SeqBase + PerByte*bytes + a draw from
+//     SeqResidual.
+//
+// Calibrate fits both kinds from a capture (the first half by time), scores
+// each on the second half with Demerit, keeps the better one (or the kind
+// the caller forces), refits it on the whole capture and reports the fit.
+// Timing, made by Model.NewDevice, is the replay.Device: deterministic for a
+// given seed and sequence of calls, randomness from a math/rand/v2 PCG.
+//
+// # JSON form
+//
+// Model.Save writes, and Load reads, this document (version 1). Durations
+// are integer nanoseconds (suffix _ns), per-byte and per-sector costs are
+// nanoseconds as floats, distances are 512-byte sectors. A quantile table
+// is {"p": [...], "x": [...]}: value x[i] at probability p[i], p rising from
+// 0 to 1 (evenly in the body, geometrically closer towards the tails), x
+// nondecreasing, interpolated linearly in between.
+//
+//	{
+//	  "version": 1,
+//	  "kind": "nonrotational" | "rotational",
+//	  "nonrotational": {
+//	    "parallelism": 8,            requests the device serves at once
+//	    "saturation_slope": 0.11,    latency growth per request beyond parallelism (fraction)
+//	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
+//	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
+//	    "write": {...}, "other": {...}         absent when the capture had none
+//	  },
+//	  "rotational": {
+//	    "overhead_ns": 300000, "seek_sqrt_ns": 40.5, "seek_boundary_sectors": 2000000,
+//	    "seek_long_base_ns": 5000000, "seek_long_per_sector_ns": 0.0011,
+//	    "revolution_ns": 8333333, "per_byte_ns": 8.1, "write_ns": 0,
+//	    "seq_window_sectors": 128, "seq_base_ns": 150000,
+//	    "residual_ns": {"p": [...], "x": [...]}, "seq_residual_ns": {...}  nanoseconds
+//	  }
+//	}
+//
+// Only the section named by kind is required; Load rejects other versions.
+package device

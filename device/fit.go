@@ -1,0 +1,347 @@
+package device
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// fitNonRotational fits a non-rotational model to samples.
+//
+//  1. Start with no saturation (factor 1 at every k).
+//  2. Per operation class, fit D2C/factor(k) = Base + PerByte*bytes by
+//     least squares (PerByte 0 when the class has one size, or when the
+//     slope comes out negative).
+//  3. Group the ratios D2C/(Base+PerByte*bytes) by k (groups of at least
+//     minGroup requests) and fit their means,
+//     weighted by group size, with c*(1 + Slope*max(0, k-P)) for every
+//     P from 1 to the largest k (least squares in c and c*Slope, Slope >= 0),
+//     keeping the P with the smallest error; fold c into Base and PerByte.
+//  4. Repeat 2-3 until P stops changing (at most 8 rounds).
+//  5. Residuals D2C/(unsaturated mean * factor(k)) per class become the
+//     class's quantile table (nq+1 entries).
+func fitNonRotational(ss []sample, nq int) *NonRotational {
+	maxK := 1
+	for _, s := range ss {
+		maxK = max(maxK, s.k)
+	}
+	n := &NonRotational{Parallelism: maxK}
+	var byOp [numOps][]int
+	for i, s := range ss {
+		byOp[s.op] = append(byOp[s.op], i)
+	}
+	for round := 0; round < 8; round++ {
+		for o := range numOps {
+			if len(byOp[o]) == 0 {
+				continue
+			}
+			xs := make([]float64, len(byOp[o]))
+			ys := make([]float64, len(byOp[o]))
+			for j, i := range byOp[o] {
+				xs[j] = float64(ss[i].bytes)
+				ys[j] = ss[i].d2c / n.saturation(ss[i].k)
+			}
+			base, per := fitLine(xs, ys)
+			n.setOp(Op(o), &OpTiming{Base: time.Duration(math.Round(base)), PerByte: per, N: len(xs)})
+		}
+		sum := make([]float64, maxK+1)
+		cnt := make([]float64, maxK+1)
+		for _, s := range ss {
+			m := n.op(s.op).mean(s.bytes)
+			if m <= 0 {
+				continue
+			}
+			sum[s.k] += s.d2c / m
+			cnt[s.k]++
+		}
+		for k := range cnt {
+			if cnt[k] < minGroup {
+				sum[k], cnt[k] = 0, 0
+			}
+		}
+		p, c, slope := fitHinge(sum, cnt)
+		for o := range numOps {
+			if t := n.op(Op(o)); t != nil && len(byOp[o]) > 0 {
+				t.Base = time.Duration(math.Round(float64(t.Base) * c))
+				t.PerByte *= c
+			}
+		}
+		if slope == 0 {
+			p = maxK // no slowdown seen up to the most requests seen at once
+		}
+		same := p == n.Parallelism && math.Abs(slope-n.Slope) <= 1e-3*max(slope, 1e-9)
+		n.Parallelism, n.Slope = p, slope
+		if same && round > 0 {
+			break
+		}
+	}
+	for o := range numOps {
+		if len(byOp[o]) == 0 {
+			continue
+		}
+		t := n.op(Op(o))
+		r := make([]float64, 0, len(byOp[o]))
+		for _, i := range byOp[o] {
+			s := ss[i]
+			if m := t.mean(s.bytes) * n.saturation(s.k); m > 0 {
+				r = append(r, s.d2c/m)
+			}
+		}
+		t.Residual = QuantilesOf(r, nq)
+	}
+	return n
+}
+
+// minGroup is the fewest requests seen at one in-flight count for that
+// count to inform the saturation fit.
+const minGroup = 20
+
+// fitLine fits y = a + b*x by least squares with b >= 0 and a >= 0.
+func fitLine(xs, ys []float64) (a, b float64) {
+	mx, my := mean(xs), mean(ys)
+	sxx, sxy := 0.0, 0.0
+	for i := range xs {
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += (xs[i] - mx) * (ys[i] - my)
+	}
+	if sxx <= 1e-12*max(mx*mx, 1)*float64(len(xs)) || sxy <= 0 {
+		return max(my, 0), 0
+	}
+	b = sxy / sxx
+	a = my - b*mx
+	if a < 0 { // through the origin
+		sx2, sxy0 := 0.0, 0.0
+		for i := range xs {
+			sx2 += xs[i] * xs[i]
+			sxy0 += xs[i] * ys[i]
+		}
+		return 0, max(sxy0/sx2, 0)
+	}
+	return a, b
+}
+
+// fitHinge fits the weighted group means sum[k]/cnt[k] with
+// c*(1 + slope*max(0, k-p)) and returns the best p (1 to len-1), c and
+// slope >= 0. Without growth it returns p = the largest k seen, slope 0.
+func fitHinge(sum, cnt []float64) (p int, c, slope float64) {
+	maxK := 0
+	w, sw := 0.0, 0.0
+	for k := range sum {
+		if cnt[k] > 0 {
+			maxK = k
+			w += cnt[k]
+			sw += sum[k]
+		}
+	}
+	if w == 0 {
+		return max(maxK, 1), 1, 0
+	}
+	// No growth: c is the weighted mean of the ratios.
+	bestP, bestC, bestS := maxK, sw/w, 0.0
+	bestErr := hingeErr(sum, cnt, maxK, bestC, 0)
+	for p := 1; p < maxK; p++ {
+		// Weighted least squares of m_k = c + e*h_k, h_k = max(0, k-p).
+		var s0, sh, shh, sm, shm float64
+		for k := range sum {
+			if cnt[k] == 0 {
+				continue
+			}
+			h := float64(max(0, k-p))
+			m := sum[k] / cnt[k]
+			s0 += cnt[k]
+			sh += cnt[k] * h
+			shh += cnt[k] * h * h
+			sm += cnt[k] * m
+			shm += cnt[k] * h * m
+		}
+		det := s0*shh - sh*sh
+		if det <= 0 {
+			continue
+		}
+		e := (s0*shm - sh*sm) / det
+		cc := (sm - e*sh) / s0
+		if e <= 0 || cc <= 0 {
+			continue
+		}
+		if err := hingeErr(sum, cnt, p, cc, e/cc); err < bestErr*(1-1e-9) {
+			bestP, bestC, bestS, bestErr = p, cc, e/cc, err
+		}
+	}
+	return bestP, bestC, bestS
+}
+
+func hingeErr(sum, cnt []float64, p int, c, slope float64) float64 {
+	e := 0.0
+	for k := range sum {
+		if cnt[k] == 0 {
+			continue
+		}
+		d := sum[k]/cnt[k] - c*(1+slope*float64(max(0, k-p)))
+		e += cnt[k] * d * d
+	}
+	return e
+}
+
+// fitRotational fits a rotational model to the samples whose service time
+// and head position are known.
+//
+//  1. Split them into sequential accesses (0 to seqWindow sectors forward
+//     of the head) and random ones.
+//  2. For each candidate boundary between short and long seeks (the 5th to
+//     95th percentiles of the random distances, and none), fit the service
+//     times by least squares on: sequential, random, random*sqrt(d) (short),
+//     long, long*d, bytes, random write; keep the boundary with the least
+//     squared error. Negative costs are clamped to 0.
+//  3. With seek, transfer and write costs fixed, the rest e of a random
+//     access's service time is overhead plus positional delay: the
+//     revolution is sqrt(12*var(e)) (e uniform over a revolution), the
+//     overhead mean(e) - revolution/2, and the residual table the quantiles
+//     of e - overhead. Sequential accesses likewise give SeqBase = mean of
+//     their rest and SeqResidual its centred quantiles.
+func fitRotational(ss []sample, seqWindow uint64, nq int) *Rotational {
+	r := &Rotational{SeqWindow: seqWindow}
+	var use []sample
+	for _, s := range ss {
+		if s.hasPrev {
+			use = append(use, s)
+		}
+	}
+	r.N = len(use)
+	if len(use) == 0 {
+		return r
+	}
+	var dists []float64
+	for _, s := range use {
+		if !r.sequential(s.head, s.sector) {
+			dists = append(dists, float64(distance(s.head, s.sector)))
+		}
+	}
+	slices.Sort(dists)
+	cands := []uint64{0} // 0: no long seeks
+	for pc := 5; pc <= 95 && len(dists) > 0; pc += 5 {
+		b := uint64(quantileSorted(dists, float64(pc)/100))
+		if b > 0 && b != cands[len(cands)-1] {
+			cands = append(cands, b)
+		}
+	}
+	// Two passes: ordinary least squares, then weighted by the inverse
+	// residual variance of each path (sequential accesses have no
+	// rotational delay and so pin the transfer cost down).
+	seqW, rndW := 1.0, 1.0
+	var best []float64
+	var bestB uint64
+	X := make([][]float64, len(use))
+	y := make([]float64, len(use))
+	for pass := 0; pass < 2; pass++ {
+		bestRSS := math.Inf(1)
+		for _, b := range cands {
+			for i, s := range use {
+				row := make([]float64, 7)
+				w := rndW
+				if r.sequential(s.head, s.sector) {
+					row[0] = 1
+					w = seqW
+				} else {
+					d := distance(s.head, s.sector)
+					row[1] = 1
+					if b == 0 || d < b {
+						row[2] = math.Sqrt(float64(d))
+					} else {
+						row[3] = 1
+						row[4] = float64(d)
+					}
+					if s.write {
+						row[6] = 1
+					}
+				}
+				row[5] = float64(s.bytes)
+				for j := range row {
+					row[j] *= w
+				}
+				X[i], y[i] = row, s.service*w
+			}
+			beta, rss := leastSquares(X, y)
+			if rss < bestRSS {
+				bestRSS, best, bestB = rss, beta, b
+			}
+		}
+		// Residual variance of each path under the best fit of this pass.
+		ss, sr := pathVariance(use, r, best, bestB)
+		if ss <= 0 || sr <= 0 {
+			break // one path only, or an exact fit: weights change nothing
+		}
+		seqW, rndW = 1/math.Sqrt(ss), 1/math.Sqrt(sr)
+	}
+	r.SeekBoundary = bestB
+	r.SeekSqrt = max(best[2], 0)
+	r.SeekLongPerSector = max(best[4], 0)
+	r.SeekLongBase = time.Duration(math.Round(max(best[3], 0)))
+	r.PerByte = max(best[5], 0)
+	r.Write = time.Duration(math.Round(best[6]))
+	if bestB == 0 {
+		r.SeekBoundary = 0
+	}
+	var rnd, seq []float64
+	for _, s := range use {
+		if r.sequential(s.head, s.sector) {
+			seq = append(seq, s.service-r.PerByte*float64(s.bytes))
+		} else {
+			rnd = append(rnd, s.service-r.randomMean(distance(s.head, s.sector), s.bytes, s.write))
+		}
+	}
+	r.NSeq = len(seq)
+	if len(rnd) > 0 {
+		rev := math.Sqrt(12 * variance(rnd))
+		r.Revolution = time.Duration(math.Round(rev))
+		r.Overhead = time.Duration(math.Round(mean(rnd) - rev/2))
+		for i := range rnd {
+			rnd[i] -= float64(r.Overhead)
+		}
+		r.Residual = QuantilesOf(rnd, nq)
+	}
+	if len(seq) > 0 {
+		m := mean(seq)
+		r.SeqBase = time.Duration(math.Round(m))
+		for i := range seq {
+			seq[i] -= float64(r.SeqBase)
+		}
+		r.SeqResidual = QuantilesOf(seq, nq)
+	}
+	return r
+}
+
+// pathVariance returns the mean squared residual of the sequential and the
+// random samples under the coefficients beta (boundary b; see fitRotational).
+func pathVariance(use []sample, r *Rotational, beta []float64, b uint64) (seq, rnd float64) {
+	var ns, nr float64
+	for _, s := range use {
+		var pred float64
+		if r.sequential(s.head, s.sector) {
+			pred = beta[0] + beta[5]*float64(s.bytes)
+			e := s.service - pred
+			seq += e * e
+			ns++
+			continue
+		}
+		d := distance(s.head, s.sector)
+		pred = beta[1] + beta[5]*float64(s.bytes)
+		if b == 0 || d < b {
+			pred += beta[2] * math.Sqrt(float64(d))
+		} else {
+			pred += beta[3] + beta[4]*float64(d)
+		}
+		if s.write {
+			pred += beta[6]
+		}
+		e := s.service - pred
+		rnd += e * e
+		nr++
+	}
+	if ns > 0 {
+		seq /= ns
+	}
+	if nr > 0 {
+		rnd /= nr
+	}
+	return seq, rnd
+}

@@ -1,0 +1,295 @@
+package device
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Version is the version of the JSON form Save writes and Load accepts.
+const Version = 1
+
+// Kind is the kind of timing model.
+type Kind uint8
+
+const (
+	// KindAuto asks Calibrate to choose the kind from the data.
+	KindAuto Kind = iota
+	// KindNonRotational: parallel service, no positional cost (flash, loop, virtual disks).
+	KindNonRotational
+	// KindRotational: one request at a time, seek and rotation costs (disks).
+	KindRotational
+)
+
+var kindNames = [...]string{KindAuto: "auto", KindNonRotational: "nonrotational", KindRotational: "rotational"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// ParseKind maps "auto", "nonrotational" (or "ssd") and "rotational" (or
+// "hdd") to a Kind.
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case "auto", "":
+		return KindAuto, nil
+	case "nonrotational", "ssd":
+		return KindNonRotational, nil
+	case "rotational", "hdd":
+		return KindRotational, nil
+	}
+	return KindAuto, fmt.Errorf("unknown device model kind %q", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (k Kind) MarshalText() ([]byte, error) {
+	if int(k) >= len(kindNames) {
+		return nil, fmt.Errorf("invalid kind %d", uint8(k))
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (k *Kind) UnmarshalText(b []byte) error {
+	v, err := ParseKind(string(b))
+	*k = v
+	return err
+}
+
+// Op is an operation class the non-rotational model times separately.
+type Op uint8
+
+const (
+	OpRead  Op = iota // reads with data
+	OpWrite           // writes with data
+	OpOther           // discards and data-less requests (flushes)
+	numOps
+)
+
+var opNames = [...]string{OpRead: "read", OpWrite: "write", OpOther: "other"}
+
+func (o Op) String() string {
+	if o < numOps {
+		return opNames[o]
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// OpOf returns the class of a request of category c and size bytes.
+func OpOf(c trace.Category, bytes uint32) Op {
+	switch {
+	case bytes == 0 || c&trace.CatDiscard != 0:
+		return OpOther
+	case c.IsWrite():
+		return OpWrite
+	}
+	return OpRead
+}
+
+// Model is a calibrated device timing model. Exactly the section named by
+// Kind is set. A Model is immutable once made; Timing values share it.
+type Model struct {
+	Version       int            `json:"version"`
+	Kind          Kind           `json:"kind"`
+	NonRotational *NonRotational `json:"nonrotational,omitempty"`
+	Rotational    *Rotational    `json:"rotational,omitempty"`
+}
+
+// NonRotational holds the parameters of a non-rotational model.
+type NonRotational struct {
+	// Parallelism is how many requests the device serves at once without
+	// slowing down (k at or below it: no saturation).
+	Parallelism int `json:"parallelism"`
+	// Slope is the latency growth, as a fraction of the unsaturated
+	// latency, per request on the device beyond Parallelism: a request
+	// issued with k requests on the device (itself included) takes
+	// 1 + Slope*max(0, k-Parallelism) times its unsaturated latency.
+	Slope float64 `json:"saturation_slope"`
+
+	Read  *OpTiming `json:"read,omitempty"`
+	Write *OpTiming `json:"write,omitempty"`
+	Other *OpTiming `json:"other,omitempty"`
+}
+
+// op returns the timing of class o, falling back to another class the
+// capture had when it had none of o.
+func (n *NonRotational) op(o Op) *OpTiming {
+	all := [numOps]*OpTiming{n.Read, n.Write, n.Other}
+	if t := all[o]; t != nil {
+		return t
+	}
+	for _, t := range [...]*OpTiming{n.Read, n.Write, n.Other} {
+		if t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+func (n *NonRotational) setOp(o Op, t *OpTiming) {
+	switch o {
+	case OpRead:
+		n.Read = t
+	case OpWrite:
+		n.Write = t
+	default:
+		n.Other = t
+	}
+}
+
+// saturation returns the latency factor with k requests on the device.
+func (n *NonRotational) saturation(k int) float64 {
+	if k <= n.Parallelism {
+		return 1
+	}
+	return 1 + n.Slope*float64(k-n.Parallelism)
+}
+
+// OpTiming is the unsaturated service time of one operation class.
+type OpTiming struct {
+	Base     time.Duration `json:"base_ns"`     // latency of a zero-byte request, ns
+	PerByte  float64       `json:"per_byte_ns"` // added latency per byte, ns
+	N        int           `json:"n"`           // requests it was fitted on
+	Residual Quantiles     `json:"residual"`    // multiplier of Base+PerByte*bytes; empty means 1
+}
+
+// mean returns the unsaturated latency of a request of size bytes, ns.
+func (t *OpTiming) mean(bytes uint32) float64 {
+	return float64(t.Base) + t.PerByte*float64(bytes)
+}
+
+// Rotational holds the parameters of a rotational model.
+type Rotational struct {
+	Overhead          time.Duration `json:"overhead_ns"`             // fixed cost of a random access, ns
+	SeekSqrt          float64       `json:"seek_sqrt_ns"`            // short seek: ns per sqrt(sector)
+	SeekBoundary      uint64        `json:"seek_boundary_sectors"`   // first distance timed as a long seek, sectors
+	SeekLongBase      time.Duration `json:"seek_long_base_ns"`       // long seek: fixed part, ns
+	SeekLongPerSector float64       `json:"seek_long_per_sector_ns"` // long seek: ns per sector
+	Revolution        time.Duration `json:"revolution_ns"`           // one revolution, ns (estimated from the residual spread)
+	PerByte           float64       `json:"per_byte_ns"`             // transfer, ns per byte
+	Write             time.Duration `json:"write_ns"`                // added cost of a write, ns (may be negative)
+	SeqWindow         uint64        `json:"seq_window_sectors"`      // largest forward gap served as sequential, sectors
+	SeqBase           time.Duration `json:"seq_base_ns"`             // fixed cost of a sequential access, ns
+	Residual          Quantiles     `json:"residual_ns"`             // positional delay of a random access, ns; empty: uniform in [0, Revolution)
+	SeqResidual       Quantiles     `json:"seq_residual_ns"`         // added delay of a sequential access, ns; empty: 0
+	N                 int           `json:"n"`                       // requests it was fitted on
+	NSeq              int           `json:"n_seq"`                   // of which sequential
+}
+
+// Seek returns the seek time over d sectors, ns, without rotation or transfer.
+func (r *Rotational) Seek(d uint64) float64 {
+	if d == 0 {
+		return 0
+	}
+	if d < r.SeekBoundary || r.SeekBoundary == 0 {
+		return r.SeekSqrt * math.Sqrt(float64(d))
+	}
+	return float64(r.SeekLongBase) + r.SeekLongPerSector*float64(d)
+}
+
+// sequential reports whether an access at sector after the head at head is
+// served on the sequential path.
+func (r *Rotational) sequential(head, sector uint64) bool {
+	return sector >= head && sector-head <= r.SeqWindow
+}
+
+// distance returns the seek distance from head to sector, sectors.
+func distance(head, sector uint64) uint64 {
+	if sector >= head {
+		return sector - head
+	}
+	return head - sector
+}
+
+// Validate reports the first inconsistency of m, or nil.
+func (m *Model) Validate() error {
+	if m.Version != Version {
+		return fmt.Errorf("unsupported device model version %d (want %d)", m.Version, Version)
+	}
+	switch m.Kind {
+	case KindNonRotational:
+		n := m.NonRotational
+		if n == nil {
+			return errors.New("nonrotational model without its nonrotational section")
+		}
+		if n.Parallelism < 1 {
+			return fmt.Errorf("nonrotational parallelism %d < 1", n.Parallelism)
+		}
+		if n.Slope < 0 || math.IsNaN(n.Slope) || math.IsInf(n.Slope, 0) {
+			return fmt.Errorf("nonrotational saturation_slope %v not a finite value >= 0", n.Slope)
+		}
+		if n.Read == nil && n.Write == nil && n.Other == nil {
+			return errors.New("nonrotational model without any operation timing")
+		}
+		for o := Op(0); o < numOps; o++ {
+			t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]
+			if t == nil {
+				continue
+			}
+			if t.Base < 0 || t.PerByte < 0 || math.IsNaN(t.PerByte) || math.IsInf(t.PerByte, 0) {
+				return fmt.Errorf("nonrotational %s: negative or non-finite cost (base_ns %d, per_byte_ns %v)", o, t.Base, t.PerByte)
+			}
+			if err := t.Residual.validate(); err != nil {
+				return fmt.Errorf("nonrotational %s residual: %w", o, err)
+			}
+			if t.Residual.Len() > 0 && t.Residual.X[0] < 0 {
+				return fmt.Errorf("nonrotational %s residual: negative multiplier %v", o, t.Residual.X[0])
+			}
+		}
+	case KindRotational:
+		r := m.Rotational
+		if r == nil {
+			return errors.New("rotational model without its rotational section")
+		}
+		for _, v := range []float64{r.SeekSqrt, r.SeekLongPerSector, r.PerByte} {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("rotational: negative or non-finite cost %v", v)
+			}
+		}
+		if r.Revolution < 0 {
+			return fmt.Errorf("rotational revolution_ns %d < 0", r.Revolution)
+		}
+		if err := r.Residual.validate(); err != nil {
+			return fmt.Errorf("rotational residual_ns: %w", err)
+		}
+		if err := r.SeqResidual.validate(); err != nil {
+			return fmt.Errorf("rotational seq_residual_ns: %w", err)
+		}
+	default:
+		return fmt.Errorf("invalid device model kind %q", m.Kind)
+	}
+	return nil
+}
+
+// Save writes m as indented JSON (the form doc.go describes).
+func (m *Model) Save(w io.Writer) error {
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("saving device model: %w", err)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(m)
+}
+
+// Load reads a model Save wrote, rejecting unknown fields, other versions
+// and inconsistent parameters.
+func Load(r io.Reader) (*Model, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var m Model
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("reading device model: %w", err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("reading device model: %w", err)
+	}
+	return &m, nil
+}

@@ -1,0 +1,163 @@
+package device
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Timing is a device of a Model: the replay.Device the engine drives. Its
+// state is the set of requests on the device and the head position (the
+// end of the last request issued); a rotational device also keeps its
+// requests in service order with their service times. Each Issue draws one
+// number from a PCG generator seeded at creation, so a Timing is
+// deterministic for a given seed and sequence of calls. Not safe for
+// concurrent use.
+//
+// A rotational device serves one request at a time in issue order: a
+// request starts when the one before it completes. Done re-anchors that
+// chain: the requests still queued start from the time Done reports, so a
+// device told of real completions (as Calibrate's scoring does) follows
+// the real device instead of drifting; told of its own completions (as a
+// replay engine does) it changes nothing.
+type Timing struct {
+	m        *Model
+	rng      *rand.Rand
+	inflight map[*replay.Request]struct{}
+	head     uint64 // sector after the last request issued
+
+	// Rotational only.
+	queue  []queued   // requests on the device, in service order
+	anchor trace.Time // when queue[0] started (or starts)
+	work   trace.Time // sum of the services in queue, ns
+}
+
+type queued struct {
+	rq  *replay.Request
+	svc trace.Time // service time, ns
+}
+
+// NewDevice returns a device timed by m, its random draws seeded by seed.
+// m must be valid (Calibrate and Load return valid models); NewDevice
+// panics otherwise.
+func (m *Model) NewDevice(seed uint64) *Timing {
+	if err := m.Validate(); err != nil {
+		panic("device: NewDevice: " + err.Error())
+	}
+	return &Timing{
+		m:        m,
+		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		inflight: make(map[*replay.Request]struct{}),
+	}
+}
+
+var _ replay.Device = (*Timing)(nil)
+
+// InFlight returns the number of requests issued and not yet done.
+func (t *Timing) InFlight() int { return len(t.inflight) }
+
+// Head returns the sector after the last request issued.
+func (t *Timing) Head() uint64 { return t.head }
+
+// Issue starts rq on the device at now and returns its completion time,
+// never before now. The request counts as on the device until Done.
+// Issuing a request already on the device panics.
+func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
+	if _, ok := t.inflight[rq]; ok {
+		panic("device: request issued twice")
+	}
+	t.inflight[rq] = struct{}{}
+	u := t.rng.Float64()
+	var done trace.Time
+	switch t.m.Kind {
+	case KindRotational:
+		svc := trace.Time(nsRound(t.m.Rotational.service(t.head, rq, u)))
+		if len(t.queue) == 0 || t.anchor+t.work < now {
+			// Idle device (or one whose chain ended before now).
+			t.queue = t.queue[:0]
+			t.anchor, t.work = now, 0
+		}
+		t.queue = append(t.queue, queued{rq, svc})
+		t.work += svc
+		done = t.anchor + t.work
+	default:
+		n := t.m.NonRotational
+		done = now + trace.Time(nsRound(n.latency(len(t.inflight), rq.Cat, rq.Bytes, u)))
+	}
+	t.head = rq.End()
+	return done
+}
+
+// Done tells the device that rq completed at now; a request it does not
+// hold is ignored.
+func (t *Timing) Done(now trace.Time, rq *replay.Request) {
+	if _, ok := t.inflight[rq]; !ok {
+		return
+	}
+	delete(t.inflight, rq)
+	for i, q := range t.queue {
+		if q.rq == rq {
+			t.work -= q.svc
+			t.queue = append(t.queue[:i], t.queue[i+1:]...)
+			t.anchor = now
+			break
+		}
+	}
+}
+
+// latency returns the latency of a request with k requests on the device
+// (itself included), for the draw u in [0, 1), ns.
+func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, u float64) float64 {
+	ot := n.op(OpOf(cat, bytes))
+	l := ot.mean(bytes) * n.saturation(k)
+	if ot.Residual.Len() > 0 {
+		l *= ot.Residual.At(u)
+	}
+	return l
+}
+
+// service returns the service time of rq with the head at head, for the
+// draw u in [0, 1), ns (at least 0).
+func (r *Rotational) service(head uint64, rq *replay.Request, u float64) float64 {
+	return r.serviceOf(head, rq.Sector, rq.Bytes, rq.Cat.IsWrite(), u)
+}
+
+func (r *Rotational) serviceOf(head, sector uint64, bytes uint32, write bool, u float64) float64 {
+	var s float64
+	if r.sequential(head, sector) {
+		s = float64(r.SeqBase) + r.PerByte*float64(bytes)
+		if r.SeqResidual.Len() > 0 {
+			s += r.SeqResidual.At(u)
+		}
+	} else {
+		s = r.randomMean(distance(head, sector), bytes, write)
+		if r.Residual.Len() > 0 {
+			s += r.Residual.At(u)
+		} else {
+			s += u * float64(r.Revolution)
+		}
+	}
+	return math.Max(s, 0)
+}
+
+// randomMean returns the cost of a random access without its positional
+// delay, ns.
+func (r *Rotational) randomMean(d uint64, bytes uint32, write bool) float64 {
+	s := float64(r.Overhead) + r.Seek(d) + r.PerByte*float64(bytes)
+	if write {
+		s += float64(r.Write)
+	}
+	return s
+}
+
+func nsRound(v float64) int64 {
+	if v <= 0 || math.IsNaN(v) {
+		return 0
+	}
+	if v > math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return int64(v + 0.5)
+}

@@ -1,0 +1,350 @@
+package blktrace
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Diagnostics reports what an Input read and what it found missing or odd.
+type Diagnostics struct {
+	Files []string // files read, in CPU order for a per-CPU set ("-" for standard input)
+	// MissingCPUFiles lists the CPU indexes absent from a per-CPU set
+	// between 0 and the highest index present (blkparse stops at the first).
+	MissingCPUFiles []int
+	// DroppedEvents counts events missing from the per-(device, CPU)
+	// sequence numbers of I/O records (blkparse's "skips"). Streams without
+	// sequence numbers (ftrace) report 0.
+	DroppedEvents uint64
+	// CPUMismatch counts records of a per-CPU file whose cpu field differs
+	// from the file's index. They are read, not dropped (blkparse drops them).
+	CPUMismatch uint64
+	// UnknownActions counts records skipped because their action code is
+	// unknown (blkparse's "Bad fs action"; DRV_DATA-like extensions).
+	UnknownActions uint64
+	// Format is the detected format (a Meta.Source value), with "+zstd" or
+	// "+gzip" when the input was compressed.
+	Format string
+}
+
+// Input is one INPUT of the command line (docs/cli.md "Inputs"), opened by
+// Open: a per-CPU file set, a blkparse -d dump, standard input, an ftrace
+// blk tracer stream (bin or text) or blkparse text, each possibly gzip- or
+// zstd-compressed. ReadEvent returns its events in nondecreasing Time
+// (per-CPU files merged by time), with the exceptions the package
+// documentation lists.
+type Input struct {
+	p       pipeline
+	source  string
+	diag    Diagnostics
+	closers []io.Closer
+	decs    []*decoder
+	text    *textParser
+}
+
+var perCPUName = regexp.MustCompile(`^(.+)\.blktrace\.(\d+)(\.zst|\.gz)?$`)
+
+// Open opens name: "-" for standard input; a directory holding one per-CPU
+// set; any file of a per-CPU set (NAME.blktrace.N, optionally .zst or .gz),
+// which opens the whole set; the basename of a set ("dir/sda"); or any
+// single file, whose format is detected from its content.
+func Open(name string) (*Input, error) {
+	if name == "-" {
+		return openStream(os.Stdin, "-", nil)
+	}
+	fi, err := os.Stat(name)
+	switch {
+	case err == nil && fi.IsDir():
+		ents, err := os.ReadDir(name)
+		if err != nil {
+			return nil, err
+		}
+		bases := map[string]bool{}
+		for _, e := range ents {
+			if m := perCPUName.FindStringSubmatch(e.Name()); m != nil && !e.IsDir() {
+				bases[m[1]] = true
+			}
+		}
+		switch len(bases) {
+		case 0:
+			return nil, fmt.Errorf("%s: no blktrace per-CPU files (NAME.blktrace.N) in directory", name)
+		case 1:
+			for b := range bases {
+				return openSet(filepath.Join(name, b))
+			}
+		}
+		var names []string
+		for b := range bases {
+			names = append(names, b)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("%s: directory holds %d per-CPU sets (%s); name one", name, len(names), strings.Join(names, ", "))
+	case err == nil:
+		if m := perCPUName.FindStringSubmatch(filepath.Base(name)); m != nil {
+			return openSet(filepath.Join(filepath.Dir(name), m[1]))
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		return openStream(f, name, f)
+	default:
+		in, serr := openSet(name)
+		if serr != nil {
+			if errors.Is(serr, errNoSet) {
+				return nil, err // the Stat error names the file
+			}
+			return nil, serr
+		}
+		return in, nil
+	}
+}
+
+var errNoSet = errors.New("no per-CPU files")
+
+type setFile struct {
+	cpu  int
+	path string
+}
+
+// openSet opens every file of the per-CPU set with basename base.
+func openSet(base string) (*Input, error) {
+	dir, b := filepath.Split(base)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	byCPU := map[int]setFile{}
+	rank := func(p string) int {
+		switch {
+		case strings.HasSuffix(p, ".zst"):
+			return 1
+		case strings.HasSuffix(p, ".gz"):
+			return 2
+		}
+		return 0
+	}
+	for _, e := range ents {
+		m := perCPUName.FindStringSubmatch(e.Name())
+		if m == nil || m[1] != b || e.IsDir() {
+			continue
+		}
+		cpu, err := strconv.Atoi(m[2])
+		if err != nil || cpu > 1<<20 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if old, ok := byCPU[cpu]; !ok || rank(p) < rank(old.path) {
+			byCPU[cpu] = setFile{cpu, p}
+		}
+	}
+	if len(byCPU) == 0 {
+		return nil, fmt.Errorf("%s: %w", base, errNoSet)
+	}
+	files := make([]setFile, 0, len(byCPU))
+	for _, f := range byCPU {
+		files = append(files, f)
+	}
+	slices.SortFunc(files, func(a, b setFile) int { return a.cpu - b.cpu })
+
+	in := &Input{source: "blktrace"}
+	next := 0
+	comp := ""
+	for _, f := range files {
+		for ; next < f.cpu; next++ {
+			in.diag.MissingCPUFiles = append(in.diag.MissingCPUFiles, next)
+		}
+		next = f.cpu + 1
+		fh, err := os.Open(f.path)
+		if err != nil {
+			in.Close()
+			return nil, err
+		}
+		in.closers = append(in.closers, fh)
+		r, c, kind, err := decompress(fh, len(files))
+		if err != nil {
+			in.Close()
+			return nil, fmt.Errorf("%s: %w", f.path, err)
+		}
+		if c != nil {
+			in.closers = append(in.closers, c)
+		}
+		if kind != "" {
+			comp = "+" + kind
+		}
+		dec, s, err := openDecoder(r, f.path, int64(f.cpu), nil)
+		if err != nil {
+			in.Close()
+			return nil, err
+		}
+		if s.ftrace {
+			// A per-CPU file with ftrace framing: readable all the same.
+			in.source = "ftrace-bin"
+		}
+		in.decs = append(in.decs, dec)
+		in.diag.Files = append(in.diag.Files, f.path)
+	}
+	in.diag.Format = comp
+	if len(in.decs) == 1 {
+		in.p.src = in.decs[0]
+	} else {
+		srcs := make([]rawSource, len(in.decs))
+		for i, d := range in.decs {
+			srcs[i] = d
+		}
+		m := &merger{}
+		m.init(srcs)
+		in.p.src = m
+	}
+	return in, nil
+}
+
+// openStream opens one stream of any format.
+func openStream(f io.Reader, name string, closer io.Closer) (*Input, error) {
+	in := &Input{}
+	if closer != nil {
+		in.closers = append(in.closers, closer)
+	}
+	in.diag.Files = []string{name}
+	r, c, kind, err := decompress(f, 1)
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if c != nil {
+		in.closers = append(in.closers, c)
+	}
+	br := bufio.NewReaderSize(r, readBufSize)
+	head, _ := br.Peek(512)
+	if _, serr := sniffBinary(head); serr != errNotBinary || looksBinary(head) {
+		dec, s, err := openDecoder(br, name, -1, nil)
+		if err != nil {
+			in.Close()
+			return nil, err
+		}
+		in.source = "blkparse-dump"
+		if s.ftrace {
+			in.source = "ftrace-bin"
+		}
+		in.decs = []*decoder{dec}
+		in.p.src = dec
+	} else {
+		in.text = newTextParser(br, name)
+		in.p.src = in.text
+	}
+	if kind != "" {
+		in.diag.Format = "+" + kind
+	}
+	return in, nil
+}
+
+// looksBinary reports whether b holds control bytes that text never has.
+func looksBinary(b []byte) bool {
+	for _, c := range b {
+		if c < 0x09 || (c > 0x0d && c < 0x20) {
+			return true
+		}
+	}
+	return false
+}
+
+// decompress detects gzip and zstd by magic and returns a reader of the
+// decompressed bytes (or of r itself), a closer for the decoder, and the
+// compression's name ("" when none).
+func decompress(r io.Reader, nstreams int) (io.Reader, io.Closer, string, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(4)
+	switch {
+	case bytes.Equal(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		// Asynchronous block decoding overlaps decompression with parsing
+		// when there are few streams; many streams decode synchronously to
+		// bound goroutines and memory.
+		conc := 2
+		if nstreams > 2 {
+			conc = 1
+		}
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(conc), zstd.WithDecoderMaxMemory(1<<30))
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return zr, closerFunc(func() error { zr.Close(); return nil }), "zstd", nil
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		gr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return gr, gr, "gzip", nil
+	}
+	return br, nil, "", nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// ReadEvent returns the next event in time order, or io.EOF at the end.
+// Errors are sticky: a *FormatError (binary) or *SyntaxError (text) names
+// the file and position.
+func (in *Input) ReadEvent() (trace.Event, error) {
+	var ev trace.Event
+	err := in.p.next(&ev)
+	return ev, err
+}
+
+// Meta describes the capture. Devices and the wall clock are complete once
+// ReadEvent has returned io.EOF.
+func (in *Input) Meta() trace.Meta {
+	src := in.source
+	if in.text != nil {
+		src = in.text.source()
+	}
+	return in.p.meta(src)
+}
+
+// Diagnostics returns what was read so far: complete after io.EOF.
+func (in *Input) Diagnostics() Diagnostics {
+	d := in.diag
+	d.Files = slices.Clone(d.Files)
+	d.MissingCPUFiles = slices.Clone(d.MissingCPUFiles)
+	for _, dec := range in.decs {
+		d.DroppedEvents += dec.dropped
+		d.CPUMismatch += dec.cpuMismatch
+		d.UnknownActions += dec.unknown
+	}
+	src := in.source
+	if in.text != nil {
+		src = in.text.source()
+		d.DroppedEvents += in.text.lost
+	}
+	d.Format = src + in.diag.Format
+	return d
+}
+
+// Close closes the files and decompressors of the input.
+func (in *Input) Close() error {
+	var first error
+	for i := len(in.closers) - 1; i >= 0; i-- {
+		if err := in.closers[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	in.closers = nil
+	return first
+}

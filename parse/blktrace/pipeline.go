@@ -1,0 +1,178 @@
+package blktrace
+
+import (
+	"io"
+	"slices"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// maxPrefix bounds how many notify records are held back while looking for
+// the first I/O record, which fixes the time origin. Past it the first
+// record's time becomes the origin.
+const maxPrefix = 4096
+
+// pipeline turns raw events (recording-clock times) into the events readers
+// return:
+//
+//  1. It reads ahead to the first I/O (non-notify) event; that event's raw
+//     time is the origin, as blkparse's genesis. Notify records read before
+//     it are held back (at most maxPrefix).
+//  2. A held-back notify record whose time is later than the origin comes
+//     from a blkparse -d dump, which keeps PROCESS and TIMESTAMP notes with
+//     their absolute times at the front of a rebased stream; its Time is
+//     clamped to 0 (the origin). Earlier ones (a relay TIMESTAMP note taken
+//     at trace start) keep their negative relative time.
+//  3. Every event's Time becomes raw - origin.
+//  4. PROCESS notes (and text comm columns) feed a pid -> comm map that
+//     fills Comm of later events of the pid; the strings are shared.
+//  5. Devices and the first TIMESTAMP note are recorded for Meta.
+type pipeline struct {
+	src      rawSource
+	relative bool // times are already relative (blkparse text): origin 0, no clamping
+
+	started   bool
+	origin    int64
+	prefix    []trace.Event
+	prefixPos int
+
+	comms    map[uint32]string
+	lastPID  uint32
+	lastComm string
+	lastOK   bool
+
+	devs    []trace.Dev
+	lastDev trace.Dev
+	haveDev bool
+
+	haveWall          bool
+	wallSec, wallNsec uint32
+
+	err error
+}
+
+func (p *pipeline) start() error {
+	p.started = true
+	var ev trace.Event
+	for {
+		err := p.src.next(&ev)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			p.err = err
+			break
+		}
+		p.prefix = append(p.prefix, ev)
+		if !ev.Action.IsNotify() || len(p.prefix) >= maxPrefix {
+			break
+		}
+	}
+	if rs, ok := p.src.(interface{ timesRelative() bool }); ok && rs.timesRelative() {
+		p.relative = true
+	}
+	if p.relative || len(p.prefix) == 0 {
+		p.origin = 0
+		return nil
+	}
+	last := p.prefix[len(p.prefix)-1]
+	if last.Action.IsNotify() {
+		p.origin = int64(p.prefix[0].Time)
+	} else {
+		p.origin = int64(last.Time)
+	}
+	for i := range p.prefix {
+		e := &p.prefix[i]
+		if e.Action.IsNotify() && int64(e.Time) > p.origin {
+			e.Time = trace.Time(p.origin)
+			if e.Action == trace.ActionTimestamp && !p.haveWall {
+				// Absolute note in a dump: its wall clock stands for the origin
+				// only approximately (the dump lost the genesis).
+				p.haveWall, p.wallSec, p.wallNsec = true, e.WallSec, e.WallNsec
+			}
+		}
+	}
+	return nil
+}
+
+// next returns the next event in *ev.
+func (p *pipeline) next(ev *trace.Event) error {
+	if !p.started {
+		p.start()
+	}
+	if p.prefixPos < len(p.prefix) {
+		*ev = p.prefix[p.prefixPos]
+		p.prefixPos++
+		if p.prefixPos == len(p.prefix) {
+			p.prefix = nil
+			p.prefixPos = 0
+		}
+	} else {
+		if p.err != nil {
+			return p.err
+		}
+		if err := p.src.next(ev); err != nil {
+			p.err = err
+			return err
+		}
+	}
+	ev.Time -= trace.Time(p.origin)
+
+	switch {
+	case ev.Action == trace.ActionProcess:
+		p.setComm(ev.PID, ev.Text)
+		ev.Comm = ev.Text
+	case ev.Comm != "":
+		if !p.lastOK || p.lastPID != ev.PID || p.lastComm != ev.Comm {
+			if old, ok := p.comms[ev.PID]; ok && old == ev.Comm {
+				ev.Comm = old
+				p.lastPID, p.lastComm, p.lastOK = ev.PID, old, true
+			} else {
+				p.setComm(ev.PID, ev.Comm)
+			}
+		} else {
+			ev.Comm = p.lastComm
+		}
+	case p.comms != nil:
+		if p.lastOK && p.lastPID == ev.PID {
+			ev.Comm = p.lastComm
+		} else {
+			c := p.comms[ev.PID]
+			p.lastPID, p.lastComm, p.lastOK = ev.PID, c, true
+			ev.Comm = c
+		}
+	}
+	if ev.Action == trace.ActionTimestamp && !p.haveWall {
+		// Wall clock at the origin = note's wall clock + (origin - note time).
+		ns := max(int64(ev.WallSec)*1e9+int64(ev.WallNsec)-int64(ev.Time), 0)
+		p.haveWall, p.wallSec, p.wallNsec = true, uint32(ns/1e9), uint32(ns%1e9)
+	}
+	if !p.haveDev || ev.Dev != p.lastDev {
+		p.addDev(ev.Dev)
+	}
+	return nil
+}
+
+func (p *pipeline) setComm(pid uint32, comm string) {
+	if p.comms == nil {
+		p.comms = make(map[uint32]string)
+	}
+	p.comms[pid] = comm
+	p.lastPID, p.lastComm, p.lastOK = pid, comm, true
+}
+
+func (p *pipeline) addDev(d trace.Dev) {
+	p.lastDev, p.haveDev = d, true
+	if !slices.Contains(p.devs, d) {
+		p.devs = append(p.devs, d)
+	}
+}
+
+func (p *pipeline) meta(source string) trace.Meta {
+	m := trace.Meta{Source: source, Devices: slices.Clone(p.devs), Origin: p.origin}
+	slices.Sort(m.Devices)
+	if p.haveWall {
+		m.WallSec, m.WallNsec = p.wallSec, p.wallNsec
+	}
+	return m
+}

@@ -1,0 +1,849 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Mode says how bios arrive in a replay.
+type Mode uint8
+
+const (
+	// Closed: a process that waited for its own completions in the capture
+	// waits for the predicted ones, with the think time it showed (the
+	// closed-loop rule on Workload). The default.
+	Closed Mode = iota
+	// Open: every bio arrives at its captured time.
+	Open
+)
+
+func (m Mode) String() string {
+	if m == Open {
+		return "open"
+	}
+	return "closed"
+}
+
+// ParseMode maps "closed" or "open" to a Mode.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "closed", "":
+		return Closed, nil
+	case "open":
+		return Open, nil
+	}
+	return Closed, fmt.Errorf("unknown mode %q (valid: closed, open)", s)
+}
+
+// Config configures a replay.
+type Config struct {
+	// NewScheduler builds the scheduler model on the engine's Host.
+	NewScheduler func(h Host) (Scheduler, error)
+	// Device is the timing model.
+	Device Device
+	// Queue describes the request queue. Zero fields are derived from the
+	// workload: Depth from the capture's most requests in flight,
+	// MaxSectors from Workload.MaxSectors (else 2560), NrRequests 256 (128 for none,
+	// the kernel's defaults: nr_requests = 2 * BLKDEV_DEFAULT_RQ with an
+	// elevator, the tag set depth without).
+	Queue Queue
+	// Mode: Closed (default) or Open.
+	Mode Mode
+}
+
+// Result summarises a replay.
+type Result struct {
+	Scheduler     string
+	Mode          Mode
+	Queue         Queue // the queue modelled, derived fields filled in
+	Requests      int   // requests issued and completed
+	Bios          int   // bios replayed
+	BackMerges    int   // bios merged at the back of a request (M)
+	FrontMerges   int   // bios merged at the front of a request (F)
+	RequestMerges int   // requests merged into other requests
+	Sleeps        int   // bios that waited for a free request (NrRequests)
+	MaxInDriver   int   // most requests on the device at once
+	MaxWaiting    int   // most requests allocated and not on the device (plugged or in the scheduler)
+	Events        int   // events emitted
+	Start, End    trace.Time
+	Processes     []ProcessStats // predicted, by PID
+	Cgroups       []CgroupStats  // predicted, by id
+}
+
+// Span returns the simulated time from the first arrival to the last completion.
+func (r Result) Span() time.Duration {
+	if !r.Start.Valid() || !r.End.Valid() {
+		return 0
+	}
+	return r.End.Sub(r.Start)
+}
+
+// Run replays w through a scheduler and device as cfg says, handing every
+// predicted event to out (nil: none are built) in nondecreasing Time. The
+// event passed to out is reused: out must copy what it keeps. Two runs with
+// equal inputs emit identical events.
+func Run(w *Workload, cfg Config, out func(*trace.Event) error) (Result, error) {
+	e, err := NewEngine(w, cfg, out)
+	if err != nil {
+		return Result{}, err
+	}
+	return e.Run()
+}
+
+// defaultMaxSectors is max_sectors_kb 1280 in sectors (BLK_DEF_MAX_SECTORS_CAP).
+const defaultMaxSectors = 2560
+
+// Engine is a next-event simulation of a request queue: processes submit
+// bios, the engine plugs, merges and allocates requests, a Scheduler orders
+// them and a Device serves them. Simulated time is int64 ns; one event
+// queue orders everything, ties broken by insertion order. Engine is the
+// Host its scheduler sees.
+//
+// Memory grows with the requests in flight, the processes, and the bios
+// read ahead of their arrival (records are read from the workload in
+// captured time order; a process whose next bio is needed earlier than its
+// captured time pulls the stream forward, buffering other processes' bios
+// in between).
+type Engine struct {
+	w     *Workload
+	cfg   Config
+	q     Queue
+	sched Scheduler
+	exit  ProcessExiter
+	dev   Device
+	out   func(*trace.Event) error
+	elev  bool // the scheduler is an elevator (not none): I events, request merges
+
+	now    trace.Time
+	events eventQueue
+	seq    uint64
+
+	src        recordSource
+	peek       *Record
+	srcEOF     bool
+	srcPending bool
+
+	procs map[uint32]*proc
+	ready []*proc // processes to release after a pull
+
+	inDriver  int
+	allocated int
+	sleepers  []*Record // bios waiting for a free request, FIFO
+	sleepHead int
+	byEnd     map[uint64]*Request // held requests by end sector (the elevator hash)
+	byStart   map[uint64]*Request // held requests by start sector
+	timers    map[int]uint64      // pending timer generations
+	kicked    bool
+
+	pool   []*Request
+	nextID uint64
+	ev     trace.Event
+	bio    Bio // the bio handed to merge hooks, reused: hooks must not keep it
+	err    error
+
+	res   Result
+	stats *statsBuilder
+}
+
+// proc is the engine's state of one process.
+type proc struct {
+	pid        uint32
+	comm       string
+	total      int       // bios of the process in the workload
+	queue      []*Record // read from the workload, not yet arrived
+	qhead      int
+	scheduled  bool // its head has an arrival pending
+	blocked    bool // a bio of it sleeps for a request
+	lastSubmit trace.Time
+	plug       []*Request // plug list
+	completed  int
+	exited     bool
+	stats      *ProcessStats // predicted
+	cg         *CgroupStats  // predicted stats of the cgroup of its last completed bio
+}
+
+// NewEngine prepares a replay of w; see Run.
+func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, error) {
+	if cfg.NewScheduler == nil {
+		return nil, errors.New("replay: config has no scheduler")
+	}
+	if cfg.Device == nil {
+		return nil, errors.New("replay: config has no device")
+	}
+	e := &Engine{
+		w: w, cfg: cfg, q: cfg.Queue, dev: cfg.Device, out: out,
+		now:     trace.NoTime,
+		procs:   map[uint32]*proc{},
+		byEnd:   map[uint64]*Request{},
+		byStart: map[uint64]*Request{},
+		timers:  map[int]uint64{},
+		stats:   newStatsBuilder(),
+	}
+	if e.q.Depth <= 0 {
+		e.q.Depth = w.Depth
+		if e.q.Depth <= 0 {
+			e.q.Depth = 1
+		}
+	}
+	if e.q.MaxSectors == 0 {
+		e.q.MaxSectors = w.MaxSectors
+		if e.q.MaxSectors == 0 {
+			e.q.MaxSectors = defaultMaxSectors
+		}
+	}
+	s, err := cfg.NewScheduler(e)
+	if err != nil {
+		return nil, err
+	}
+	e.sched = s
+	e.elev = s.Name() != "none"
+	if e.q.NrRequests <= 0 {
+		if e.elev {
+			e.q.NrRequests = 256
+		} else {
+			e.q.NrRequests = 128
+		}
+	}
+	e.exit, _ = s.(ProcessExiter)
+	return e, nil
+}
+
+// Run runs the replay to its end.
+func (e *Engine) Run() (Result, error) {
+	src, err := e.w.open()
+	if err != nil {
+		return Result{}, err
+	}
+	e.src = src
+	if err := e.advance(); err != nil {
+		return Result{}, err
+	}
+	if e.peek != nil {
+		e.now = e.peek.Queue
+		e.scheduleSource()
+	}
+	for len(e.events) > 0 && e.err == nil {
+		ev := e.events.pop()
+		if ev.at < e.now {
+			panic(fmt.Sprintf("internal error: event at %v before now %v", ev.at, e.now))
+		}
+		e.now = ev.at
+		switch ev.kind {
+		case evSource:
+			e.srcPending = false
+			e.deliverDue()
+		case evArrive:
+			e.arrive(ev.rec)
+		case evComplete:
+			e.complete(ev.rq)
+		case evTimer:
+			if g, ok := e.timers[ev.id]; ok && g == ev.gen {
+				delete(e.timers, ev.id)
+				e.sched.Timer(e.now, ev.id)
+			}
+		}
+		e.dispatch()
+	}
+	if e.err != nil {
+		return e.res, e.err
+	}
+	if held := e.allocated; held > 0 {
+		return e.res, fmt.Errorf("replay stalled at %v: %d requests never completed (%d in the driver)", e.now, held, e.inDriver)
+	}
+	e.res.Scheduler = e.sched.Name()
+	e.res.Mode = e.cfg.Mode
+	e.res.Queue = e.q
+	e.res.Processes, e.res.Cgroups = e.stats.lists()
+	e.res.Start, e.res.End = e.stats.start, e.stats.end
+	return e.res, nil
+}
+
+// --- workload stream ---
+
+// advance reads the next record into peek.
+func (e *Engine) advance() error {
+	if e.srcEOF {
+		e.peek = nil
+		return nil
+	}
+	r, err := e.src.next()
+	if err == io.EOF {
+		e.srcEOF, e.peek = true, nil
+		return nil
+	}
+	if err != nil {
+		e.fail(fmt.Errorf("reading workload: %w", err))
+		e.srcEOF, e.peek = true, nil
+		return err
+	}
+	e.peek = r
+	return nil
+}
+
+func (e *Engine) scheduleSource() {
+	if e.peek == nil || e.srcPending {
+		return
+	}
+	at := e.peek.Queue
+	if at < e.now {
+		at = e.now
+	}
+	e.srcPending = true
+	e.push(simEvent{at: at, kind: evSource})
+}
+
+// deliver moves peek into its process's queue and reads the next record.
+// It returns the process, which is released by the caller.
+func (e *Engine) deliver() *proc {
+	r := e.peek
+	p := e.procs[r.PID]
+	if p == nil {
+		p = &proc{pid: r.PID, comm: r.Comm, total: e.w.perPID[r.PID], lastSubmit: trace.NoTime}
+		e.procs[r.PID] = p
+	}
+	if p.comm == "" {
+		p.comm = r.Comm
+	}
+	r.proc = p
+	r.predQueue, r.predDone = trace.NoTime, trace.NoTime
+	p.queue = append(p.queue, r)
+	e.advance()
+	return p
+}
+
+// deliverDue delivers every record whose captured time has come.
+func (e *Engine) deliverDue() {
+	for e.peek != nil && e.peek.Queue <= e.now && e.err == nil {
+		p := e.deliver()
+		e.tryRelease(p)
+	}
+	e.scheduleSource()
+}
+
+// pull reads the workload ahead until p has a queued record or the
+// workload has no more for it.
+func (e *Engine) pull(p *proc) {
+	for p.qhead >= len(p.queue) && e.peek != nil && e.err == nil {
+		q := e.deliver()
+		if q != p && !q.scheduled && !q.blocked && q.qhead == len(q.queue)-1 {
+			e.ready = append(e.ready, q)
+		}
+	}
+}
+
+// --- processes ---
+
+func (p *proc) head() *Record {
+	if p.qhead < len(p.queue) {
+		return p.queue[p.qhead]
+	}
+	return nil
+}
+
+func (p *proc) popHead() {
+	p.queue[p.qhead] = nil
+	p.qhead++
+	if p.qhead == len(p.queue) {
+		p.queue, p.qhead = p.queue[:0], 0
+	} else if p.qhead >= 64 && p.qhead*2 >= len(p.queue) {
+		n := copy(p.queue, p.queue[p.qhead:])
+		p.queue, p.qhead = p.queue[:n], 0
+	}
+}
+
+// tryRelease schedules the arrival of p's next bio when what released it
+// in the capture has happened in the replay (steps 2-4 of the closed-loop
+// rule on Workload).
+func (e *Engine) tryRelease(p *proc) {
+	if p.scheduled || p.blocked {
+		return
+	}
+	r := p.head()
+	if r == nil {
+		e.pull(p)
+		r = p.head()
+		if len(e.ready) > 0 {
+			ready := e.ready
+			e.ready = nil
+			for _, q := range ready {
+				e.tryRelease(q)
+			}
+		}
+		if r == nil {
+			if len(p.plug) > 0 {
+				e.flushPlug(p, true)
+			}
+			return
+		}
+	}
+	var at trace.Time
+	switch {
+	case e.cfg.Mode == Open || r.Open || !p.lastSubmit.Valid():
+		at = r.Queue
+	case r.dep != nil:
+		d := r.dep
+		if !d.predDone.Valid() {
+			// Waiting for a completion: the process sleeps, which flushes its plug.
+			if len(p.plug) > 0 {
+				e.flushPlug(p, true)
+			}
+			return
+		}
+		at = d.predDone + r.Think
+	default:
+		at = p.lastSubmit + r.Think
+	}
+	if at < p.lastSubmit {
+		at = p.lastSubmit
+	}
+	if at < e.now {
+		at = e.now
+	}
+	r.dep = nil // let the records before it go
+	p.scheduled = true
+	e.push(simEvent{at: at, kind: evArrive, rec: r})
+}
+
+// --- submission path ---
+
+func (e *Engine) arrive(r *Record) {
+	p := r.proc
+	p.scheduled = false
+	p.popHead()
+	r.predQueue = e.now
+	e.res.Bios++
+	e.emitBio(trace.ActionQueue, r)
+	if e.merge(p, r) {
+		e.submitted(p, r)
+		return
+	}
+	if e.allocated >= e.q.NrRequests {
+		// No free request: the process sleeps, which flushes its plug.
+		p.blocked = true
+		e.res.Sleeps++
+		e.sleepers = append(e.sleepers, r)
+		if len(p.plug) > 0 {
+			e.flushPlug(p, true)
+		}
+		return
+	}
+	e.getRequest(p, r)
+}
+
+func (e *Engine) getRequest(p *proc, r *Record) {
+	rq := e.newRequest(r)
+	e.emitRq(trace.ActionGetRQ, rq, r.PID, trace.CatQueue)
+	if r.Plugged {
+		if len(p.plug) == 0 {
+			e.emitNote(trace.ActionPlug, p, 0)
+		}
+		rq.eng.plugged = true
+		p.plug = append(p.plug, rq)
+	} else {
+		e.insert(rq, p.pid)
+	}
+	e.submitted(p, r)
+}
+
+// submitted finishes a bio's submission: it merged or got a request.
+func (e *Engine) submitted(p *proc, r *Record) {
+	p.lastSubmit = e.now
+	if (r.PlugEnd || !r.Plugged) && len(p.plug) > 0 {
+		e.flushPlug(p, false)
+	}
+	e.tryRelease(p)
+}
+
+// flushPlug inserts p's plug list into the scheduler (blk_finish_plug; U,
+// or UT when the process sleeps with a plug held).
+func (e *Engine) flushPlug(p *proc, implicit bool) {
+	a := trace.ActionUnplugIO
+	if implicit {
+		a = trace.ActionUnplugTimer
+	}
+	e.emitNote(a, p, uint64(len(p.plug)))
+	for i, rq := range p.plug {
+		p.plug[i] = nil
+		rq.eng.plugged = false
+		e.insert(rq, p.pid)
+	}
+	p.plug = p.plug[:0]
+}
+
+// insert hands rq to the scheduler, after an insert merge (elevator
+// schedulers: elv_attempt_insert_merge, a back merge into a held request).
+func (e *Engine) insert(rq *Request, pid uint32) {
+	if e.elev {
+		if prev := e.byEnd[rq.Sector]; prev != nil && e.rqMergeable(prev, rq) {
+			e.bio = bioOf(rq)
+			if e.sched.AllowMerge(prev, &e.bio) {
+				e.unhash(prev)
+				e.absorb(prev, rq)
+				e.hash(prev)
+				e.sched.RequestMerged(e.now, prev, BackMerge)
+				e.res.RequestMerges++
+				e.emitRq(trace.ActionBackMerge, rq, pid, trace.CatQueue)
+				e.freeRequest(rq)
+				return
+			}
+		}
+	}
+	rq.Inserted = e.now
+	if e.elev {
+		e.emitRq(trace.ActionInsert, rq, pid, trace.CatQueue)
+	}
+	rq.eng.held = true
+	e.hash(rq)
+	e.sched.Insert(e.now, rq)
+}
+
+func bioOf(rq *Request) Bio {
+	return Bio{PID: rq.PID, Cgroup: rq.Cgroup, Sector: rq.Sector, Bytes: rq.Bytes, Cat: rq.Cat}
+}
+
+// mergeOK reports whether a bio of cat and cgroup may join rq (blk_rq_merge_ok
+// and rq_mergeable): same operation, no flush or FUA on either side, same
+// cgroup (blk_cgroup_mergeable), and the result no larger than MaxSectors.
+func (e *Engine) mergeOK(rq *Request, cat trace.Category, cg uint64, bytes uint32) bool {
+	const dir = trace.CatWrite | trace.CatDiscard
+	const nomerge = trace.CatFlush | trace.CatFUA
+	if rq.Cat&dir != cat&dir || rq.Cat&nomerge != 0 || cat&nomerge != 0 || rq.Cgroup != cg {
+		return false
+	}
+	return uint64(rq.Bytes>>9)+uint64(bytes>>9) <= uint64(e.q.MaxSectors)
+}
+
+func (e *Engine) rqMergeable(rq, next *Request) bool {
+	return rq != next && rq.eng.held && e.mergeOK(rq, next.Cat, next.Cgroup, next.Bytes)
+}
+
+// merge tries to merge bio r into an existing request: the last request
+// on p's plug list (blk_attempt_plug_merge), then the scheduler's requests
+// (elv_merge: the back-merge hash, then the scheduler's front-merge
+// candidate), then a request-request merge after it (attempt_back_merge,
+// attempt_front_merge; elevator schedulers only).
+func (e *Engine) merge(p *proc, r *Record) bool {
+	if n := len(p.plug); n > 0 {
+		rq := p.plug[n-1]
+		if e.mergeOK(rq, r.Cat, r.Cgroup, r.Bytes) {
+			switch {
+			case rq.End() == r.Sector:
+				e.addBio(rq, r, false)
+				e.res.BackMerges++
+				e.emitBio(trace.ActionBackMerge, r)
+				return true
+			case r.End() == rq.Sector:
+				e.addBio(rq, r, true)
+				e.res.FrontMerges++
+				e.emitBio(trace.ActionFrontMerge, r)
+				return true
+			}
+		}
+	}
+	e.bio = Bio{PID: r.PID, Index: r.Index, Cgroup: r.Cgroup, Sector: r.Sector, Bytes: r.Bytes, Cat: r.Cat}
+	b := &e.bio
+	if rq := e.byEnd[r.Sector]; rq != nil && rq.eng.held && e.mergeOK(rq, r.Cat, r.Cgroup, r.Bytes) && e.sched.AllowMerge(rq, b) {
+		e.unhash(rq)
+		e.addBio(rq, r, false)
+		e.res.BackMerges++
+		e.emitBio(trace.ActionBackMerge, r)
+		if next := e.byStart[rq.End()]; e.elev && next != nil && e.rqMergeable(rq, next) {
+			e.mergeRequests(rq, next, r.PID)
+		} else {
+			e.hash(rq)
+			e.sched.RequestMerged(e.now, rq, BackMerge)
+		}
+		return true
+	}
+	if rq := e.sched.RequestMerge(e.now, b); rq != nil && rq.eng.held && rq.Sector == r.End() &&
+		e.mergeOK(rq, r.Cat, r.Cgroup, r.Bytes) && e.sched.AllowMerge(rq, b) {
+		e.unhash(rq)
+		e.addBio(rq, r, true)
+		e.res.FrontMerges++
+		e.emitBio(trace.ActionFrontMerge, r)
+		if prev := e.byEnd[rq.Sector]; e.elev && prev != nil && e.rqMergeable(prev, rq) {
+			e.hash(rq)
+			e.mergeRequests(prev, rq, r.PID)
+		} else {
+			e.hash(rq)
+			e.sched.RequestMerged(e.now, rq, FrontMerge)
+		}
+		return true
+	}
+	return false
+}
+
+// addBio grows rq by r, at its front or back.
+func (e *Engine) addBio(rq *Request, r *Record, front bool) {
+	if front {
+		rq.Sector = r.Sector
+	}
+	rq.Bytes += r.Bytes
+	rq.Bios++
+	rq.eng.recs = append(rq.eng.recs, r)
+}
+
+// absorb moves next's bios into rq (next directly follows rq).
+func (e *Engine) absorb(rq, next *Request) {
+	rq.Bytes += next.Bytes
+	rq.Bios += next.Bios
+	rq.eng.recs = append(rq.eng.recs, next.eng.recs...)
+	if next.Queued < rq.Queued {
+		rq.Queued = next.Queued
+	}
+}
+
+// mergeRequests merges next, a held request starting at rq.End(), into rq.
+func (e *Engine) mergeRequests(rq, next *Request, pid uint32) {
+	e.unhash(rq)
+	e.unhash(next)
+	e.sched.RequestsMerged(e.now, rq, next)
+	next.eng.held = false
+	e.absorb(rq, next)
+	e.hash(rq)
+	e.res.RequestMerges++
+	e.emitRq(trace.ActionBackMerge, next, pid, trace.CatQueue)
+	e.freeRequest(next)
+}
+
+func (e *Engine) hash(rq *Request) {
+	e.byEnd[rq.End()] = rq
+	e.byStart[rq.Sector] = rq
+	rq.eng.hashed = true
+}
+
+func (e *Engine) unhash(rq *Request) {
+	if !rq.eng.hashed {
+		return
+	}
+	if e.byEnd[rq.End()] == rq {
+		delete(e.byEnd, rq.End())
+	}
+	if e.byStart[rq.Sector] == rq {
+		delete(e.byStart, rq.Sector)
+	}
+	rq.eng.hashed = false
+}
+
+// --- requests ---
+
+func (e *Engine) newRequest(r *Record) *Request {
+	var rq *Request
+	if n := len(e.pool); n > 0 {
+		rq = e.pool[n-1]
+		e.pool = e.pool[:n-1]
+		recs := rq.eng.recs[:0]
+		*rq = Request{}
+		rq.eng.recs = recs
+	} else {
+		rq = &Request{}
+	}
+	e.nextID++
+	e.allocated++
+	rq.ID = e.nextID
+	rq.PID, rq.Cgroup, rq.Sector, rq.Bytes, rq.Cat = r.PID, r.Cgroup, r.Sector, r.Bytes, r.Cat
+	rq.Bios = 1
+	rq.Queued = e.now
+	rq.Inserted, rq.Issued = trace.NoTime, trace.NoTime
+	rq.eng.recs = append(rq.eng.recs, r)
+	if w := e.allocated - e.inDriver; w > e.res.MaxWaiting {
+		e.res.MaxWaiting = w
+	}
+	return rq
+}
+
+// freeRequest returns rq's request to the pool and wakes a sleeper.
+func (e *Engine) freeRequest(rq *Request) {
+	e.allocated--
+	for i := range rq.eng.recs {
+		rq.eng.recs[i] = nil
+	}
+	rq.eng.recs = rq.eng.recs[:0]
+	rq.eng.gone = true
+	rq.Sched = nil
+	e.pool = append(e.pool, rq)
+	for e.allocated < e.q.NrRequests && e.sleepHead < len(e.sleepers) {
+		r := e.sleepers[e.sleepHead]
+		e.sleepers[e.sleepHead] = nil
+		e.sleepHead++
+		if e.sleepHead == len(e.sleepers) {
+			e.sleepers, e.sleepHead = e.sleepers[:0], 0
+		}
+		r.proc.blocked = false
+		e.getRequest(r.proc, r)
+	}
+}
+
+// Records returns the bios rq serves, its first bio first. The slice is
+// valid until rq completes.
+func (rq *Request) Records() []*Record { return rq.eng.recs }
+
+// dispatch runs the hardware queue: while the device has room, it takes
+// requests from the scheduler and issues them (blk_mq_run_hw_queue).
+func (e *Engine) dispatch() {
+	for round := 0; round < 2; round++ {
+		e.kicked = false
+		n := 0
+		for e.inDriver < e.q.Depth && e.err == nil && e.sched.HasWork(e.now) {
+			rq := e.sched.Dispatch(e.now)
+			if rq == nil {
+				break
+			}
+			if !rq.eng.held {
+				e.fail(fmt.Errorf("scheduler %s dispatched request %d it does not hold", e.sched.Name(), rq.ID))
+				return
+			}
+			e.unhash(rq)
+			rq.eng.held = false
+			rq.Issued = e.now
+			e.inDriver++
+			if e.inDriver > e.res.MaxInDriver {
+				e.res.MaxInDriver = e.inDriver
+			}
+			e.emitRq(trace.ActionIssue, rq, rq.PID, trace.CatIssue)
+			done := e.dev.Issue(e.now, rq)
+			if done < e.now {
+				done = e.now
+			}
+			e.push(simEvent{at: done, kind: evComplete, rq: rq})
+			n++
+		}
+		if !e.kicked || n == 0 {
+			return
+		}
+	}
+}
+
+func (e *Engine) complete(rq *Request) {
+	e.inDriver--
+	e.res.Requests++
+	e.dev.Done(e.now, rq)
+	e.sched.Completed(e.now, rq)
+	e.emitRq(trace.ActionComplete, rq, rq.PID, trace.CatComplete)
+	recs := rq.eng.recs
+	for _, r := range recs {
+		r.predDone = e.now
+		p := r.proc
+		p.completed++
+		if p.stats == nil {
+			p.stats = e.stats.proc(p.pid, p.comm, r.Cgroup)
+		}
+		if p.cg == nil || p.cg.ID != r.Cgroup {
+			p.cg = e.stats.cgroup(r.Cgroup)
+		}
+		e.stats.addTo(p.stats, p.cg, r.Bytes, r.predQueue, e.now)
+	}
+	for _, r := range recs {
+		p := r.proc
+		e.tryRelease(p)
+		if !p.exited && p.completed == p.total {
+			p.exited = true
+			if e.exit != nil {
+				e.exit.ProcessExited(e.now, p.pid)
+			}
+		}
+	}
+	e.freeRequest(rq)
+}
+
+// --- Host ---
+
+// ArmTimer schedules Scheduler.Timer(at, id), replacing a pending id.
+// Panics if at is before the current time.
+func (e *Engine) ArmTimer(id int, at trace.Time) {
+	if at < e.now {
+		panic(fmt.Sprintf("replay: (*Engine).ArmTimer: time %v before now %v", at, e.now))
+	}
+	e.seq++
+	gen := e.seq
+	e.timers[id] = gen
+	e.push(simEvent{at: at, kind: evTimer, id: id, gen: gen})
+}
+
+// CancelTimer cancels the pending timer id, if any.
+func (e *Engine) CancelTimer(id int) { delete(e.timers, id) }
+
+// Kick asks for a dispatch round once the current hook returns.
+func (e *Engine) Kick() { e.kicked = true }
+
+// InDriver returns the requests issued and not yet completed.
+func (e *Engine) InDriver() int { return e.inDriver }
+
+// Queue returns the queue modelled.
+func (e *Engine) Queue() Queue { return e.q }
+
+// Log records a scheduler message as an ActionMessage event.
+func (e *Engine) Log(now trace.Time, pid uint32, cgroup uint64, text string) {
+	if e.out == nil {
+		return
+	}
+	e.ev = trace.Event{Time: now, Dev: e.w.Dev, Action: trace.ActionMessage, Cat: trace.CatNotify,
+		PID: pid, Cgroup: cgroup, Text: text}
+	if p := e.procs[pid]; p != nil {
+		e.ev.Comm = p.comm
+	}
+	e.emit()
+}
+
+// --- output ---
+
+func (e *Engine) push(ev simEvent) {
+	e.seq++
+	ev.seq = e.seq
+	e.events.push(ev)
+}
+
+func (e *Engine) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+func (e *Engine) emit() {
+	e.res.Events++
+	e.ev.Seq = uint32(e.res.Events)
+	if err := e.out(&e.ev); err != nil {
+		e.fail(err)
+	}
+}
+
+func (e *Engine) emitBio(a trace.Action, r *Record) {
+	if e.out == nil {
+		e.res.Events++
+		return
+	}
+	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: a, Cat: r.Cat | trace.CatQueue,
+		Sector: r.Sector, Bytes: r.Bytes, PID: r.PID, Cgroup: r.Cgroup, Comm: r.Comm}
+	e.emit()
+}
+
+func (e *Engine) emitRq(a trace.Action, rq *Request, pid uint32, cat trace.Category) {
+	if e.out == nil {
+		e.res.Events++
+		return
+	}
+	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: a, Cat: rq.Cat | cat,
+		Sector: rq.Sector, Bytes: rq.Bytes, PID: pid, Cgroup: rq.Cgroup}
+	if p := e.procs[pid]; p != nil {
+		e.ev.Comm = p.comm
+	}
+	e.emit()
+}
+
+func (e *Engine) emitNote(a trace.Action, p *proc, depth uint64) {
+	if e.out == nil {
+		e.res.Events++
+		return
+	}
+	var cg uint64
+	if len(p.plug) > 0 {
+		cg = p.plug[0].Cgroup
+	}
+	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: a, Cat: trace.CatQueue,
+		PID: p.pid, Cgroup: cg, Comm: p.comm, Depth: depth}
+	e.emit()
+}

@@ -1,0 +1,418 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Record is one bio of a workload as the capture recorded it, with what
+// the workload inferred about what released it. The engine replays records;
+// a Device may read a request's records (Request.Records) to reuse the
+// capture's own timing.
+type Record struct {
+	PID    uint32 // process that queued it
+	Index  uint32 // position in its process's stream of bios, from 0
+	Cgroup uint64 // cgroup id, 0 when unknown
+	Comm   string // process name, "" when unknown
+	Sector uint64 // start sector, 512-byte units
+	Bytes  uint32
+	Cat    trace.Category // operation and flags (OpFlags only)
+
+	Queue trace.Time // captured Q
+	Issue trace.Time // captured D of the request that served it, NoTime if unseen
+	Done  trace.Time // captured C of the request that served it, NoTime if unseen
+
+	// Plugged: the process held a plug (P) when it queued the bio, so the
+	// bio's request goes to the process's plug list. PlugEnd: the process
+	// unplugged (U) after this bio and before its next one; the plug list is
+	// flushed once this bio has its request.
+	Plugged, PlugEnd bool
+
+	// What released the bio (see the closed-loop rule on Workload):
+	// Open: it arrives at its captured Queue time whatever the mode.
+	// Dep >= 0: the completion of the process's own bio Dep released it,
+	// Think after that completion. Dep < 0 and not Open: it followed its
+	// process's previous bio by Think (a back-to-back submission).
+	Open  bool
+	Dep   int64
+	Think trace.Time
+
+	dep *Record // the record Dep names, until the engine releases this one
+	// Predicted times, set by the engine during a run.
+	predQueue trace.Time
+	predDone  trace.Time
+	proc      *proc
+}
+
+// End returns the first sector after the bio.
+func (r *Record) End() uint64 { return r.Sector + uint64(r.Bytes>>9) }
+
+// recordSource yields records in nondecreasing captured Queue time, each
+// process's records in Index order, and io.EOF at the end.
+type recordSource interface {
+	next() (*Record, error)
+}
+
+// ProcessStats summarises one process of a workload or a replay.
+type ProcessStats struct {
+	PID    uint32
+	Comm   string
+	Cgroup uint64 // cgroup of its first bio
+	Bios   int
+	Bytes  uint64     // bytes of its completed bios
+	First  trace.Time // first Q
+	Last   trace.Time // last C
+}
+
+// MiBps returns the process's bandwidth: Bytes over First..Last, in MiB/s
+// (0 when the span is empty).
+func (p ProcessStats) MiBps() float64 { return mibps(p.Bytes, p.First, p.Last) }
+
+// CgroupStats summarises one cgroup of a workload or a replay.
+type CgroupStats struct {
+	ID    uint64
+	Bios  int
+	Bytes uint64
+	First trace.Time
+	Last  trace.Time
+}
+
+// MiBps returns the cgroup's bandwidth: Bytes over First..Last, in MiB/s.
+func (c CgroupStats) MiBps() float64 { return mibps(c.Bytes, c.First, c.Last) }
+
+func mibps(bytes uint64, first, last trace.Time) float64 {
+	if !first.Valid() || !last.Valid() || last <= first {
+		return 0
+	}
+	return float64(bytes) / (1 << 20) / (last - first).Seconds()
+}
+
+// Workload is a capture prepared for replay: the device replayed, the queue
+// it implies, and a way to stream its bios again.
+//
+// The closed-loop rule. For bio k of process p, queued at Q_k in the capture
+// (Q_{k-1} its previous bio's Q), the workload decides what released it:
+//
+//  1. The first bio of a process, and every asynchronous write (a write
+//     without REQ_SYNC, FUA or flush: page-cache writeback, which no process
+//     waits for), is Open: it arrives at its captured time.
+//  2. Otherwise let C_j be the latest completion, at or before Q_k, of p's
+//     own earlier bios (j < k). If C_j exists and C_j >= Q_{k-1}, p saw that
+//     completion after its previous submission and before this one: it was
+//     waiting for it. Dep = j, Think = Q_k - C_j. In the replay the bio
+//     arrives Think after the predicted completion of bio j.
+//  3. Otherwise p submitted bio k right after bio k-1 (within a batch, or
+//     before anything completed): Dep = -1, Think = Q_k - Q_{k-1}; in the
+//     replay it arrives Think after bio k-1's replayed arrival.
+//  4. Bios arrive in their process's order: never before the previous one
+//     has been submitted (and got a request).
+//
+// A process of queue depth N thus keeps N in flight (each completion
+// releases one submission), a psync process submits its next bio a think
+// time after its previous completion, and a process that never waited is
+// paced by its own captured gaps. Mode Open ignores Dep and Think: every bio
+// arrives at its captured time.
+type Workload struct {
+	Dev        trace.Dev // device replayed (its Q events are the bios)
+	Depth      int       // most requests in flight at once in the capture (D not yet C)
+	// MaxSectors is the largest request the queue allows, in sectors: the
+	// largest request issued in the capture, but at least 2560 (the
+	// kernel's default max_sectors_kb, 1280, which the captures' devices
+	// report): a capture of small random I/O shows small requests only
+	// because nothing merged, not because larger ones were refused.
+	MaxSectors uint32
+	Bios       int       // bios (Q events) on Dev
+	Start, End trace.Time
+
+	Processes []ProcessStats // as captured, by PID
+	Cgroups   []CgroupStats  // as captured, by id
+
+	perPID map[uint32]int // bios per process
+	open   func() (recordSource, error)
+}
+
+// NewWorkloadFromRecords builds a workload from records given in any order;
+// only PID, Index (or the order of Queue times when all Index are 0),
+// Cgroup, Comm, Sector, Bytes, Cat, Queue, Issue, Done and the plug flags
+// are read. Dependencies are inferred as for a capture. Depth is derived
+// from the records' captured Issue and Done times; MaxSectors is left 0
+// (the engine's default applies: the records do not show request sizes).
+func NewWorkloadFromRecords(recs []Record) (*Workload, error) {
+	rs := make([]Record, len(recs))
+	copy(rs, recs)
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := &rs[i], &rs[j]
+		if a.Queue != b.Queue {
+			return a.Queue < b.Queue
+		}
+		if a.PID != b.PID {
+			return a.PID < b.PID
+		}
+		return a.Index < b.Index
+	})
+	next := map[uint32]uint32{}
+	for i := range rs {
+		r := &rs[i]
+		if !r.Queue.Valid() {
+			return nil, fmt.Errorf("record %d of pid %d has no queue time", r.Index, r.PID)
+		}
+		r.Index = next[r.PID]
+		next[r.PID]++
+		r.Cat = r.Cat.OpFlags()
+	}
+	w := &Workload{perPID: map[uint32]int{}}
+	st := newStatsBuilder()
+	type span struct {
+		t trace.Time
+		d int
+	}
+	var marks []span
+	seen := map[[2]trace.Time]bool{} // bios sharing a request count once
+	for i := range rs {
+		r := &rs[i]
+		w.perPID[r.PID]++
+		st.add(r)
+		if k := [2]trace.Time{r.Issue, r.Done}; r.Issue.Valid() && r.Done.Valid() && !seen[k] {
+			seen[k] = true
+			marks = append(marks, span{r.Issue, 1}, span{r.Done, -1})
+		}
+	}
+	// Depth from the records' (issue, done) intervals; bios sharing a
+	// request count once per distinct interval.
+	sort.Slice(marks, func(i, j int) bool {
+		if marks[i].t != marks[j].t {
+			return marks[i].t < marks[j].t
+		}
+		return marks[i].d < marks[j].d
+	})
+	cur := 0
+	for _, m := range marks {
+		cur += m.d
+		if cur > w.Depth {
+			w.Depth = cur
+		}
+	}
+	w.Bios = len(rs)
+	st.finish(w)
+	w.open = func() (recordSource, error) {
+		out := make([]Record, len(rs))
+		copy(out, rs)
+		inf := newInferrer()
+		return &sliceSource{recs: out, inf: inf}, nil
+	}
+	return w, nil
+}
+
+// sliceSource streams records held in memory.
+type sliceSource struct {
+	recs []Record
+	i    int
+	inf  *inferrer
+}
+
+func (s *sliceSource) next() (*Record, error) {
+	if s.i >= len(s.recs) {
+		return nil, io.EOF
+	}
+	r := &s.recs[s.i]
+	s.i++
+	s.inf.infer(r)
+	return r, nil
+}
+
+// inferrer applies the closed-loop rule (Workload) to records given in
+// each process's order. Its memory is per process: the completions of bios
+// still in flight at the last Q seen.
+type inferrer struct {
+	procs map[uint32]*inferProc
+}
+
+type inferProc struct {
+	n        uint32
+	lastQ    trace.Time
+	pending doneHeap // captured completions of earlier bios, not yet passed
+	latestC trace.Time
+	latestR *Record
+}
+
+func newInferrer() *inferrer { return &inferrer{procs: map[uint32]*inferProc{}} }
+
+func (f *inferrer) infer(r *Record) {
+	p := f.procs[r.PID]
+	first := p == nil
+	if first {
+		p = &inferProc{latestC: trace.NoTime}
+		f.procs[r.PID] = p
+	}
+	// Step 2: pass every earlier completion at or before Q_k.
+	for len(p.pending) > 0 && p.pending[0].t <= r.Queue {
+		d := p.pending.pop()
+		if d.t >= p.latestC {
+			p.latestC, p.latestR = d.t, d.r
+		}
+	}
+	r.Dep, r.Think, r.Open, r.dep = -1, 0, false, nil
+	async := r.Cat.IsWrite() && r.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) == 0
+	switch {
+	case first || async:
+		r.Open = true
+	case p.latestR != nil && p.latestC >= p.lastQ:
+		r.Dep, r.Think, r.dep = int64(p.latestR.Index), r.Queue-p.latestC, p.latestR
+		p.latestR = nil // a completion releases one submission
+	default:
+		r.Think = r.Queue - p.lastQ
+	}
+	p.lastQ = r.Queue
+	p.n++
+	if r.Done.Valid() {
+		p.pending.push(doneMark{r.Done, r})
+	}
+}
+
+type doneMark struct {
+	t trace.Time
+	r *Record
+}
+
+// doneHeap is a min-heap of completions by (time, index).
+type doneHeap []doneMark
+
+func (h doneHeap) less(a, b int) bool {
+	if h[a].t != h[b].t {
+		return h[a].t < h[b].t
+	}
+	return h[a].r.Index < h[b].r.Index
+}
+
+func (h *doneHeap) push(d doneMark) {
+	*h = append(*h, d)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *doneHeap) pop() doneMark {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && s.less(r, l) {
+			m = r
+		}
+		if !s.less(m, i) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// statsBuilder accumulates per-process and per-cgroup statistics.
+type statsBuilder struct {
+	procs map[uint32]*ProcessStats
+	cgs   map[uint64]*CgroupStats
+	start trace.Time
+	end   trace.Time
+}
+
+func newStatsBuilder() *statsBuilder {
+	return &statsBuilder{procs: map[uint32]*ProcessStats{}, cgs: map[uint64]*CgroupStats{}, start: trace.NoTime, end: trace.NoTime}
+}
+
+// addBio counts a bio queued at q and completed at done (NoTime: never).
+func (s *statsBuilder) addBio(pid uint32, comm string, cg uint64, bytes uint32, q, done trace.Time) {
+	p := s.proc(pid, comm, cg)
+	s.addTo(p, s.cgroup(cg), bytes, q, done)
+}
+
+func (s *statsBuilder) proc(pid uint32, comm string, cg uint64) *ProcessStats {
+	p := s.procs[pid]
+	if p == nil {
+		p = &ProcessStats{PID: pid, Comm: comm, Cgroup: cg, First: trace.NoTime, Last: trace.NoTime}
+		s.procs[pid] = p
+	}
+	if p.Comm == "" {
+		p.Comm = comm
+	}
+	return p
+}
+
+func (s *statsBuilder) cgroup(cg uint64) *CgroupStats {
+	c := s.cgs[cg]
+	if c == nil {
+		c = &CgroupStats{ID: cg, First: trace.NoTime, Last: trace.NoTime}
+		s.cgs[cg] = c
+	}
+	return c
+}
+
+// addTo counts a bio of process p in cgroup c.
+func (s *statsBuilder) addTo(p *ProcessStats, c *CgroupStats, bytes uint32, q, done trace.Time) {
+	p.Bios++
+	c.Bios++
+	if !p.First.Valid() || q < p.First {
+		p.First = q
+	}
+	if !c.First.Valid() || q < c.First {
+		c.First = q
+	}
+	if !s.start.Valid() || q < s.start {
+		s.start = q
+	}
+	if done.Valid() {
+		p.Bytes += uint64(bytes)
+		c.Bytes += uint64(bytes)
+		if done > p.Last {
+			p.Last = done
+		}
+		if done > c.Last {
+			c.Last = done
+		}
+		if done > s.end {
+			s.end = done
+		}
+	}
+}
+
+func (s *statsBuilder) add(r *Record) {
+	s.addBio(r.PID, r.Comm, r.Cgroup, r.Bytes, r.Queue, r.Done)
+}
+
+func (s *statsBuilder) lists() ([]ProcessStats, []CgroupStats) {
+	ps := make([]ProcessStats, 0, len(s.procs))
+	for _, p := range s.procs {
+		ps = append(ps, *p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].PID < ps[j].PID })
+	cs := make([]CgroupStats, 0, len(s.cgs))
+	for _, c := range s.cgs {
+		cs = append(cs, *c)
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
+	return ps, cs
+}
+
+func (s *statsBuilder) finish(w *Workload) {
+	w.Processes, w.Cgroups = s.lists()
+	w.Start, w.End = s.start, s.end
+}

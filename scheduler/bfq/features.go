@@ -1,0 +1,128 @@
+package bfq
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Feature is one historical behaviour of BFQ that a kernel version has or
+// lacks, switchable with --feature NAME=on|off.
+type Feature struct {
+	Name        string
+	Description string
+	Kernels     []string // the --kernel presets that have it
+}
+
+// Kernels lists the --kernel presets, oldest first. DefaultKernel is used
+// when Options.Kernel is empty.
+var kernelPresets = []string{"5.10", "5.11", "5.12", "5.13", "6.1", "6.2", "6.18"}
+
+// DefaultKernel is the preset used when Options.Kernel is empty.
+const DefaultKernel = "6.18"
+
+// featureSpec ties a feature to the first kernel that has it (since) or the
+// last one that has it (until).
+type featureSpec struct {
+	Feature
+	since, until string
+}
+
+func kernelIndex(v string) int {
+	for i, k := range kernelPresets {
+		if k == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func featureSpecs() []featureSpec {
+	return []featureSpec{
+		{Feature: Feature{Name: "legacy-group-count", Description: "groups with pending requests counted the ≤ 6.1 way: root never counted, every ancestor of a busy queue counted on activation, uncounted lazily, and the asymmetric test is count > 0, so any non-root cgroup forces idling (bfq_asymmetric_scenario before Yu Kuai's 6.2 series)"}, until: "6.1"},
+		{Feature: Feature{Name: "ttime-every-arrival", Description: "think time sampled on every arrival, also while the queue has I/O queued or in flight (bfq_update_io_thinktime before Jan Kara's 5.12 fix)"}, until: "5.11"},
+		{Feature: Feature{Name: "stale-in-serv-last-pos", Description: "in_serv_last_pos not reset when a new queue is set in service, so a just-scheduled queue looks close to the previous one's position: false cooperator merges (__bfq_set_in_service_queue before 5.12)"}, until: "5.11"},
+		{Feature: Feature{Name: "ttime-full-slice-threshold", Description: "a queue has a long think time when its mean exceeds slice_idle (5.12 halved the threshold to slice_idle/2)"}, until: "5.11"},
+		{Feature: Feature{Name: "io-bound-by-count", Description: "IO_bound set after 120 requests arriving within the idle window and cleared on TOO_IDLE expiry with service <= 2/10 budget (before bfq_update_io_intensity, 5.12)"}, until: "5.11"},
+		{Feature: Feature{Name: "wr-any-weight", Description: "weight raising also for queues with a non-default weight (5.12 restricted it to new_weight == 40)"}, until: "5.11"},
+		{Feature: Feature{Name: "stable-merge", Description: "stable merge of sync queues created within bfq_burst_interval (180 ms) in the same group: immediate on queueing SSDs, after 600 ms otherwise (bfq_do_or_sched_stable_merge, 5.13)"}, since: "5.13"},
+	}
+}
+
+// Features returns the switchable behaviours with the presets that have them.
+func Features() []Feature {
+	specs := featureSpecs()
+	out := make([]Feature, len(specs))
+	for i, fs := range specs {
+		f := fs.Feature
+		for _, k := range kernelPresets {
+			if fs.has(k) {
+				f.Kernels = append(f.Kernels, k)
+			}
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// Kernels returns the accepted --kernel values, oldest first.
+func Kernels() []string { return append([]string(nil), kernelPresets...) }
+
+func (fs featureSpec) has(kernel string) bool {
+	i := kernelIndex(kernel)
+	if fs.since != "" && i < kernelIndex(fs.since) {
+		return false
+	}
+	if fs.until != "" && i > kernelIndex(fs.until) {
+		return false
+	}
+	return true
+}
+
+// features is the resolved feature set of one Scheduler.
+type features struct {
+	legacyGroupCount   bool
+	ttimeEveryArrival  bool
+	staleInServLastPos bool
+	ttimeFullSlice     bool
+	ioBoundByCount     bool
+	wrAnyWeight        bool
+	stableMerge        bool
+}
+
+func resolveFeatures(kernel string, over map[string]bool) (features, error) {
+	if kernel == "" {
+		kernel = DefaultKernel
+	}
+	if kernelIndex(kernel) < 0 {
+		return features{}, fmt.Errorf("bfq: unknown kernel %q (valid: %s)", kernel, strings.Join(kernelPresets, ", "))
+	}
+	set := map[string]bool{}
+	for _, fs := range featureSpecs() {
+		set[fs.Name] = fs.has(kernel)
+	}
+	names := make([]string, 0, len(over))
+	for n := range over {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, ok := set[n]; !ok {
+			valid := make([]string, 0, len(set))
+			for _, fs := range featureSpecs() {
+				valid = append(valid, fs.Name)
+			}
+			return features{}, fmt.Errorf("bfq: unknown feature %q (valid: %s)", n, strings.Join(valid, ", "))
+		}
+		set[n] = over[n]
+	}
+	return features{
+		legacyGroupCount:   set["legacy-group-count"],
+		ttimeEveryArrival:  set["ttime-every-arrival"],
+		staleInServLastPos: set["stale-in-serv-last-pos"],
+		ttimeFullSlice:     set["ttime-full-slice-threshold"],
+		ioBoundByCount:     set["io-bound-by-count"],
+		wrAnyWeight:        set["wr-any-weight"],
+		stableMerge:        set["stable-merge"],
+	}, nil
+}

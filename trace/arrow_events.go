@@ -1,0 +1,470 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+)
+
+// arrowWriter is what the event and request writers share: the IPC encoder
+// over an arrowFile, the schema, the batch size and the final Meta.
+type arrowWriter struct {
+	cfg    arrowConfig
+	stream string
+	schema *arrow.Schema
+	file   *arrowFile
+	ipc    *ipc.Writer
+	meta   Meta
+	n      int // rows in the current batch
+	closed bool
+	err    error // sticky: the first error ends the writer
+}
+
+func (w *arrowWriter) init(out io.Writer, meta Meta, stream string, opts []ArrowOption) {
+	w.cfg = newArrowConfig(opts)
+	w.stream = stream
+	w.meta = meta
+	md := arrowMetadata(meta, stream)
+	switch stream {
+	case ArrowStreamEvents:
+		w.schema = arrow.NewSchema(arrowEventFields(), &md)
+	default:
+		w.schema = arrow.NewSchema(arrowRequestFields(), &md)
+	}
+	w.file = newArrowFile(out)
+	w.ipc = ipc.NewWriterWithPayloadWriter(w.file,
+		ipc.WithSchema(w.schema), ipc.WithAllocator(w.cfg.mem), ipc.WithZstd(),
+		ipc.WithDictionaryDeltas(true), ipc.WithCompressConcurrency(w.cfg.concurrency))
+}
+
+// write encodes one batch of columns and releases them.
+func (w *arrowWriter) write(cols []arrow.ArrayData) error {
+	arrs := make([]arrow.Array, len(cols))
+	for i, d := range cols {
+		arrs[i] = array.MakeFromData(d)
+		d.Release()
+	}
+	rec := array.NewRecord(w.schema, arrs, int64(w.n))
+	for _, a := range arrs {
+		a.Release()
+	}
+	err := w.ipc.Write(rec)
+	rec.Release()
+	w.n = 0
+	if err != nil {
+		w.err = fmt.Errorf("writing %s batch: %w", w.stream, err)
+	}
+	return w.err
+}
+
+// close ends the IPC stream and writes the footer with the final Meta.
+func (w *arrowWriter) close() error {
+	if err := w.ipc.Close(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("closing %s stream: %w", w.stream, err)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	md := arrowMetadata(w.meta, w.stream)
+	final := arrow.NewSchema(w.schema.Fields(), &md)
+	msg, err := arrowSchemaMessage(final, w.cfg.mem)
+	if err == nil {
+		err = w.file.finish(msg)
+	}
+	if err != nil {
+		w.err = fmt.Errorf("writing %s footer: %w", w.stream, err)
+	}
+	return w.err
+}
+
+var errArrowClosed = errors.New("arrow writer is closed")
+
+// EventWriter writes events to an Arrow IPC file with the events schema (see
+// the package documentation), in zstd-compressed record batches of a
+// bounded number of rows (WithBatchRows). It needs no seeking: the output
+// may be a pipe. An EventWriter is not safe for concurrent use.
+type EventWriter struct {
+	arrowWriter
+	rows int
+
+	time                           arrowFixed[int64]
+	sectorU                        arrowFixed[uint64]
+	seq, cpu, dev, cat, bytes, pid arrowFixed[uint32]
+	errno                          arrowFixed[int16]
+	cgroup                         arrowFixed[uint64]
+	cgroupPath, comm               *arrowDictStrings
+	action, msgSched               *arrowFixedDict
+	text                           arrowStrings
+	fromDev, wallSec, wallNsec     arrowFixed[uint32]
+	fromSector, depth, splitSector arrowFixed[uint64]
+	msgPID                         arrowFixed[int32]
+	msgSync, msgShared, msgNoIdle  arrowBools
+	cols                           []arrow.ArrayData
+}
+
+// NewEventWriter starts an events file on w. meta is recorded in the schema
+// at the start of the file; SetMeta replaces it for the footer, which is
+// what file readers use. Nothing is written before the first batch is full
+// or Close is called.
+func NewEventWriter(w io.Writer, meta Meta, opts ...ArrowOption) (*EventWriter, error) {
+	ew := &EventWriter{}
+	ew.init(w, meta, ArrowStreamEvents, opts)
+	u32 := func(nullable bool) arrowFixed[uint32] {
+		return arrowFixed[uint32]{typ: arrow.PrimitiveTypes.Uint32, nullable: nullable}
+	}
+	u64 := func(nullable bool) arrowFixed[uint64] {
+		return arrowFixed[uint64]{typ: arrow.PrimitiveTypes.Uint64, nullable: nullable}
+	}
+	ew.time = arrowFixed[int64]{typ: arrow.PrimitiveTypes.Int64}
+	ew.sectorU = u64(false)
+	ew.seq, ew.cpu, ew.dev, ew.cat, ew.bytes, ew.pid = u32(false), u32(false), u32(false), u32(false), u32(false), u32(false)
+	ew.errno = arrowFixed[int16]{typ: arrow.PrimitiveTypes.Int16}
+	ew.cgroup = u64(false)
+	ew.cgroupPath, ew.comm = newArrowDictStrings(), newArrowDictStrings()
+	ew.action = newArrowFixedDict(ew.cfg.mem, arrowActionDict(), false)
+	ew.msgSched = newArrowFixedDict(ew.cfg.mem, []string{"bfq", "cfq"}, true)
+	ew.fromDev, ew.wallSec, ew.wallNsec = u32(true), u32(true), u32(true)
+	ew.fromSector, ew.depth, ew.splitSector = u64(true), u64(true), u64(true)
+	ew.msgPID = arrowFixed[int32]{typ: arrow.PrimitiveTypes.Int32, nullable: true}
+	ew.cols = make([]arrow.ArrayData, evColumns)
+	ew.rows = ew.cfg.batchRows
+	ew.reset()
+	return ew, nil
+}
+
+func (w *EventWriter) reset() {
+	mem, n := w.cfg.mem, w.rows
+	w.time.reset(mem, n)
+	w.sectorU.reset(mem, n)
+	for _, c := range []*arrowFixed[uint32]{&w.seq, &w.cpu, &w.dev, &w.cat, &w.bytes, &w.pid, &w.fromDev, &w.wallSec, &w.wallNsec} {
+		c.reset(mem, n)
+	}
+	w.errno.reset(mem, n)
+	for _, c := range []*arrowFixed[uint64]{&w.cgroup, &w.fromSector, &w.depth, &w.splitSector} {
+		c.reset(mem, n)
+	}
+	w.cgroupPath.reset(mem, n)
+	w.comm.reset(mem, n)
+	w.action.idx.reset(mem, n)
+	w.msgSched.idx.reset(mem, n)
+	w.text.reset(mem, n)
+	w.msgPID.reset(mem, n)
+	w.msgSync.reset(mem, n)
+	w.msgShared.reset(mem, n)
+	w.msgNoIdle.reset(mem, n)
+}
+
+// SetMeta replaces the capture metadata written in the file's footer, for
+// facts known only at the end (Devices, Origin, Cgroups). Call it before
+// Close.
+func (w *EventWriter) SetMeta(meta Meta) { w.meta = meta }
+
+// Write appends e. It returns an error for an action outside 0 to 34 (the
+// action column cannot encode it) or once writing has failed.
+func (w *EventWriter) Write(e *Event) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errArrowClosed
+	}
+	if e.Action > ActionMessage {
+		return fmt.Errorf("writing event at %v: action %d cannot be encoded", e.Time, e.Action)
+	}
+	i := w.n
+	w.time.v[i] = int64(e.Time)
+	w.seq.v[i] = e.Seq
+	w.cpu.v[i] = e.CPU
+	w.dev.v[i] = uint32(e.Dev)
+	w.action.idx.v[i] = int8(e.Action)
+	w.cat.v[i] = uint32(e.Cat)
+	w.sectorU.v[i] = e.Sector
+	w.bytes.v[i] = e.Bytes
+	w.pid.v[i] = e.PID
+	w.errno.v[i] = e.Error
+	w.cgroup.v[i] = e.Cgroup
+	if e.CgroupPath != "" {
+		w.cgroupPath.set(i, e.CgroupPath)
+	}
+	if e.Comm != "" {
+		w.comm.set(i, e.Comm)
+	}
+	// Payload columns are valid where the action uses them, and wherever a
+	// value is not zero (so that nothing is lost on odd input).
+	a := e.Action
+	if e.Text != "" || a == ActionMessage || a == ActionProcess {
+		w.text.set(i, e.Text)
+	}
+	if e.FromDev != 0 || a == ActionRemap {
+		w.fromDev.set(i, uint32(e.FromDev))
+	}
+	if e.FromSector != 0 || a == ActionRemap {
+		w.fromSector.set(i, e.FromSector)
+	}
+	if e.Depth != 0 || a == ActionUnplugIO || a == ActionUnplugTimer || a == ActionZoneUnplug {
+		w.depth.set(i, e.Depth)
+	}
+	if e.SplitSector != 0 || a == ActionSplit {
+		w.splitSector.set(i, e.SplitSector)
+	}
+	if e.WallSec != 0 || e.WallNsec != 0 || a == ActionTimestamp {
+		w.wallSec.set(i, e.WallSec)
+		w.wallNsec.set(i, e.WallNsec)
+	}
+	if a == ActionMessage {
+		m := ParseMessage(e.Text)
+		switch m.Sched {
+		case "bfq":
+			w.msgSched.idx.set(i, 0)
+		case "cfq":
+			w.msgSched.idx.set(i, 1)
+		}
+		if m.PID != 0 {
+			w.msgPID.set(i, m.PID)
+			w.msgSync.set(i, m.Sync)
+			w.msgShared.set(i, m.Shared)
+			if m.Sched == "cfq" {
+				w.msgNoIdle.set(i, m.NoIdle)
+			}
+		}
+	}
+	w.n++
+	if w.n == w.rows {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *EventWriter) flush() error {
+	if w.n == 0 {
+		return nil
+	}
+	n, mem, c := w.n, w.cfg.mem, w.cols
+	c[evTime] = w.time.data(n, nil, nil)
+	c[evSeq] = w.seq.data(n, nil, nil)
+	c[evCPU] = w.cpu.data(n, nil, nil)
+	c[evDev] = w.dev.data(n, nil, nil)
+	c[evAction] = w.action.data(n)
+	c[evCat] = w.cat.data(n, nil, nil)
+	c[evSector] = w.sectorU.data(n, nil, nil)
+	c[evBytes] = w.bytes.data(n, nil, nil)
+	c[evPID] = w.pid.data(n, nil, nil)
+	c[evError] = w.errno.data(n, nil, nil)
+	c[evCgroup] = w.cgroup.data(n, nil, nil)
+	c[evCgroupPath] = w.cgroupPath.data(mem, n)
+	c[evComm] = w.comm.data(mem, n)
+	c[evText] = w.text.data(mem, n)
+	c[evFromDev] = w.fromDev.data(n, nil, nil)
+	c[evFromSector] = w.fromSector.data(n, nil, nil)
+	c[evDepth] = w.depth.data(n, nil, nil)
+	c[evSplitSector] = w.splitSector.data(n, nil, nil)
+	c[evWallSec] = w.wallSec.data(n, nil, nil)
+	c[evWallNsec] = w.wallNsec.data(n, nil, nil)
+	c[evMsgSched] = w.msgSched.data(n)
+	c[evMsgPID] = w.msgPID.data(n, nil, nil)
+	c[evMsgSync] = w.msgSync.data(n)
+	c[evMsgShared] = w.msgShared.data(n)
+	c[evMsgNoIdle] = w.msgNoIdle.data(n)
+	if err := w.write(c); err != nil {
+		return err
+	}
+	w.reset()
+	return nil
+}
+
+// Close writes the last batch and the footer, and releases the writer's
+// buffers. It does not close the underlying writer. Close is idempotent
+// and returns the writer's first error.
+func (w *EventWriter) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err == nil {
+		w.flush()
+	}
+	err := w.close()
+	w.releaseColumns()
+	return err
+}
+
+func (w *EventWriter) releaseColumns() {
+	w.time.release()
+	w.sectorU.release()
+	for _, c := range []*arrowFixed[uint32]{&w.seq, &w.cpu, &w.dev, &w.cat, &w.bytes, &w.pid, &w.fromDev, &w.wallSec, &w.wallNsec} {
+		c.release()
+	}
+	w.errno.release()
+	for _, c := range []*arrowFixed[uint64]{&w.cgroup, &w.fromSector, &w.depth, &w.splitSector} {
+		c.release()
+	}
+	w.cgroupPath.release()
+	w.comm.release()
+	w.action.release()
+	w.msgSched.release()
+	w.text.release()
+	w.msgPID.release()
+	w.msgSync.release()
+	w.msgShared.release()
+	w.msgNoIdle.release()
+}
+
+// EventFileReader reads an events file written by EventWriter (or any Arrow
+// IPC file with the events schema: columns are found by name, msg_* ones
+// may be absent). It implements EventReader. Events come back in file
+// order; their strings are copies, valid after the reader is closed. An
+// EventFileReader is not safe for concurrent use.
+type EventFileReader struct {
+	arrowReader
+	actions                  []Action // action of each action dictionary entry
+	actionDict               arrow.ArrayData
+	cgroupPaths, comms       arrowDictValues
+	time                     []int64
+	seq, cpu, dev, cat       []uint32
+	bytes, pid               []uint32
+	sector, cgroup           []uint64
+	errno                    []int16
+	action                   *array.Dictionary
+	actionIdx                []int8
+	cgroupPath, comm         *array.Dictionary
+	cgroupPathV, commV       []string
+	text                     *array.String
+	fromDev, wallSec, wallNs *array.Uint32
+	fromSector, depth, split *array.Uint64
+}
+
+// OpenEvents opens an events file. It reads the footer and checks the
+// schema and the "tracesched.stream" metadata; Meta returns the capture
+// metadata from the footer. r must stay open until Close.
+func OpenEvents(r ReadAtSeeker, opts ...ArrowOption) (*EventFileReader, error) {
+	er := &EventFileReader{}
+	optional := func(i int) bool { return i >= evMsgSched }
+	if err := er.open(r, ArrowStreamEvents, arrowEventFields(), optional, opts); err != nil {
+		er.close()
+		return nil, err
+	}
+	return er, nil
+}
+
+// Meta returns the capture metadata recorded in the file's footer.
+func (r *EventFileReader) Meta() Meta { return r.meta }
+
+// Close releases the reader's memory. It does not close the underlying file.
+func (r *EventFileReader) Close() error { return r.close() }
+
+// load points the typed column views at the current batch.
+func (r *EventFileReader) load() error {
+	col := func(i int) arrow.Array { return r.column(i) }
+	r.time = col(evTime).(*array.Int64).Int64Values()
+	r.seq = col(evSeq).(*array.Uint32).Uint32Values()
+	r.cpu = col(evCPU).(*array.Uint32).Uint32Values()
+	r.dev = col(evDev).(*array.Uint32).Uint32Values()
+	r.cat = col(evCat).(*array.Uint32).Uint32Values()
+	r.sector = col(evSector).(*array.Uint64).Uint64Values()
+	r.bytes = col(evBytes).(*array.Uint32).Uint32Values()
+	r.pid = col(evPID).(*array.Uint32).Uint32Values()
+	r.errno = col(evError).(*array.Int16).Int16Values()
+	r.cgroup = col(evCgroup).(*array.Uint64).Uint64Values()
+	r.action = col(evAction).(*array.Dictionary)
+	r.actionIdx = r.action.Indices().(*array.Int8).Int8Values()
+	if d := r.action.Dictionary(); d.Data() != r.actionDict {
+		vals, err := arrowStringValues(d)
+		if err != nil {
+			return fmt.Errorf("action: %w", err)
+		}
+		r.actions = r.actions[:0]
+		for _, v := range vals {
+			a, ok := arrowParseActionLetter(v)
+			if !ok {
+				return fmt.Errorf("action: unknown action %q in dictionary", v)
+			}
+			r.actions = append(r.actions, a)
+		}
+		r.actionDict = d.Data()
+	}
+	var err error
+	r.cgroupPath = col(evCgroupPath).(*array.Dictionary)
+	if r.cgroupPathV, err = r.cgroupPaths.get(r.cgroupPath); err != nil {
+		return fmt.Errorf("cgroup_path: %w", err)
+	}
+	r.comm = col(evComm).(*array.Dictionary)
+	if r.commV, err = r.comms.get(r.comm); err != nil {
+		return fmt.Errorf("comm: %w", err)
+	}
+	r.text = col(evText).(*array.String)
+	r.fromDev = col(evFromDev).(*array.Uint32)
+	r.fromSector = col(evFromSector).(*array.Uint64)
+	r.depth = col(evDepth).(*array.Uint64)
+	r.split = col(evSplitSector).(*array.Uint64)
+	r.wallSec = col(evWallSec).(*array.Uint32)
+	r.wallNs = col(evWallNsec).(*array.Uint32)
+	return nil
+}
+
+// ReadEvent returns the next event, or io.EOF after the last. After an
+// error other than io.EOF the reader stays failed.
+func (r *EventFileReader) ReadEvent() (e Event, err error) {
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	defer r.recoverInto("reading", &err)
+	if r.rec == nil || r.row >= int(r.rec.NumRows()) {
+		if err := r.nextBatch(); err != nil {
+			if err != io.EOF {
+				r.err = err
+			}
+			return Event{}, err
+		}
+		if err := r.load(); err != nil {
+			r.err = fmt.Errorf("reading %s batch %d: %w", r.stream, r.batch-1, err)
+			return Event{}, r.err
+		}
+	}
+	i := r.row
+	r.row++
+	k := int(r.actionIdx[i])
+	if r.action.IsNull(i) || k < 0 || k >= len(r.actions) {
+		r.err = fmt.Errorf("reading %s batch %d row %d: bad action index %d", r.stream, r.batch-1, i, k)
+		return Event{}, r.err
+	}
+	e = Event{
+		Time: Time(r.time[i]), Seq: r.seq[i], CPU: r.cpu[i], Dev: Dev(r.dev[i]), Action: r.actions[k],
+		Cat: Category(r.cat[i]), Sector: r.sector[i], Bytes: r.bytes[i], PID: r.pid[i], Error: r.errno[i],
+		Cgroup: r.cgroup[i],
+	}
+	if e.CgroupPath, err = arrowDictLookup(r.cgroupPath, r.cgroupPathV, i); err == nil {
+		e.Comm, err = arrowDictLookup(r.comm, r.commV, i)
+	}
+	if err != nil {
+		r.err = fmt.Errorf("reading %s batch %d row %d: %w", r.stream, r.batch-1, i, err)
+		return Event{}, r.err
+	}
+	if r.text.IsValid(i) {
+		if s := r.text.Value(i); s != "" {
+			e.Text = string([]byte(s)) // copy: Value aliases the record's memory
+		}
+	}
+	if r.fromDev.IsValid(i) {
+		e.FromDev = Dev(r.fromDev.Value(i))
+	}
+	if r.fromSector.IsValid(i) {
+		e.FromSector = r.fromSector.Value(i)
+	}
+	if r.depth.IsValid(i) {
+		e.Depth = r.depth.Value(i)
+	}
+	if r.split.IsValid(i) {
+		e.SplitSector = r.split.Value(i)
+	}
+	if r.wallSec.IsValid(i) {
+		e.WallSec = r.wallSec.Value(i)
+	}
+	if r.wallNs.IsValid(i) {
+		e.WallNsec = r.wallNs.Value(i)
+	}
+	return e, nil
+}

@@ -1,0 +1,152 @@
+package trace_test
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/tracesched/tracesched/internal/shared"
+	"github.com/tracesched/tracesched/parse/blktrace"
+	"github.com/tracesched/tracesched/trace"
+)
+
+// readFixture reads every event of a repository fixture with blktrace.Open.
+func readFixture(t *testing.T, name string) ([]trace.Event, trace.Meta, int64) {
+	t.Helper()
+	dir := shared.Fixture(t, name)
+	in, err := blktrace.Open(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var evs []trace.Event
+	for {
+		e, err := in.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, e)
+	}
+	// Raw capture size: the per-CPU blktrace files, decompressed.
+	var raw int64
+	files, _ := filepath.Glob(filepath.Join(dir, name+".blktrace.*.zst"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := zstd.NewReader(nil)
+		out, err := d.DecodeAll(b, nil)
+		d.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw += int64(len(out))
+	}
+	return evs, in.Meta(), raw
+}
+
+// TestArrowFixtureRoundTrip encodes a real capture and its rebuilt requests
+// and checks that decoding gives them back unchanged, with the Meta known
+// only at the end of the input.
+func TestArrowFixtureRoundTrip(t *testing.T) {
+	const name = "fx-bfq-2cg-w100-900"
+	evs, meta, raw := readFixture(t, name)
+	if len(evs) == 0 {
+		t.Fatal("no events")
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+
+	var buf bytes.Buffer
+	w, err := trace.NewEventWriter(&buf, trace.Meta{Source: meta.Source}, trace.WithAllocator(mem), trace.WithBatchRows(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range evs {
+		if err := w.Write(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.SetMeta(meta)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventBytes := buf.Len()
+	r, err := trace.OpenEvents(bytes.NewReader(buf.Bytes()), trace.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		e, err := r.ReadEvent()
+		if err == io.EOF {
+			if i != len(evs) {
+				t.Fatalf("read %d events, wrote %d", i, len(evs))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e != evs[i] {
+			t.Fatalf("event %d:\n got %+v\nwant %+v", i, e, evs[i])
+		}
+	}
+	if !reflect.DeepEqual(r.Meta(), meta) {
+		t.Fatalf("meta\n got %+v\nwant %+v", r.Meta(), meta)
+	}
+	r.Close()
+
+	// Requests rebuilt from the capture.
+	var rqs []trace.Request
+	rb := trace.NewRebuilder(func(q *trace.Request) { rqs = append(rqs, *q) }, nil)
+	for i := range evs {
+		rb.Add(&evs[i])
+	}
+	rb.Close()
+	buf.Reset()
+	rw, err := trace.NewRequestWriter(&buf, meta, trace.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rqs {
+		if err := rw.Write(&rqs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := trace.OpenRequests(bytes.NewReader(buf.Bytes()), trace.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		q, err := rr.ReadRequest()
+		if err == io.EOF {
+			if i != len(rqs) {
+				t.Fatalf("read %d requests, wrote %d", i, len(rqs))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q != rqs[i] {
+			t.Fatalf("request %d:\n got %+v\nwant %+v", i, q, rqs[i])
+		}
+	}
+	rr.Close()
+	t.Logf("%s: raw blktrace %d bytes for %d events (%.1f B/event); events file %d bytes (%.2f B/event); %d requests in %d bytes (%.2f B/request, raw %.1f B/request)",
+		name, raw, len(evs), float64(raw)/float64(len(evs)), eventBytes, float64(eventBytes)/float64(len(evs)),
+		len(rqs), buf.Len(), float64(buf.Len())/float64(len(rqs)), float64(raw)/float64(len(rqs)))
+}

@@ -1,0 +1,437 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// Reading untrusted files. arrow-go v15's IPC reader trusts its input: a
+// malformed footer, message or buffer makes it panic (index out of range in
+// flatbuffer accessors, "arrow/ipc: buffer index out of bound", failed
+// slice conversions) rather than return an error, and sizes it reads are
+// allocated as given, so a few crafted bytes can ask for terabytes. The
+// readers here therefore
+//
+//  1. parse the footer themselves and check that every block lies inside
+//     the file, before arrow-go sees it;
+//  2. before arrow-go decodes a message, check its flatbuffer: every vector
+//     arrow-go allocates from (schema fields, children, key/values) fits in
+//     the message, fields nest at most 32 deep; and for a dictionary or
+//     record batch, bound its row count (maxArrowBatchRows) and the sizes
+//     its compressed buffers claim once decompressed (arrowMaxBatchBytes);
+//  3. recover from panics at their API boundary (OpenEvents, ReadEvent,
+//     OpenRequests, ReadRequest) and report them as errors: past the checks
+//     above, a panic means malformed input, never a state worth keeping, and
+//     the reader refuses further reads.
+
+// arrowMaxBatchBytes bounds the decompressed size of one batch's buffers:
+// 256 bytes per row (an event row takes about 110) plus 16 MiB for text.
+func arrowMaxBatchBytes(rows int64) int64 { return 256*rows + 16<<20 }
+
+// arrowMaxMeta bounds the flatbuffer metadata of one message.
+const arrowMaxMeta = 16 << 20
+
+// arrowReader is what the event and request readers share. It feeds
+// arrow-go's stream reader (ipc.NewReaderFromMessageReader) the file's
+// messages itself, rather than using ipc.FileReader: that lets it check each
+// message before arrow-go decodes it, and arrow-go v15's FileReader.Close
+// never releases the dictionaries it read (the stream reader's Release
+// does), which a checked allocator reports as a leak.
+type arrowReader struct {
+	cfg    arrowConfig
+	stream string
+	src    ReadAtSeeker
+	size   int64
+	msgs   arrowMessages
+	ipc    *ipc.Reader
+	meta   Meta
+	cols   []int // file column of each schema column, -1 if absent
+	batch  int   // batches loaded
+	rec    arrow.Record
+	row    int // next row of rec
+	err    error
+}
+
+// recoverInto turns a panic into *err, marking the reader failed.
+func (r *arrowReader) recoverInto(stage string, err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%s %s: malformed arrow data: %v", stage, r.stream, p)
+		if r.err == nil {
+			r.err = *err
+		}
+	}
+}
+
+func (r *arrowReader) open(src ReadAtSeeker, stream string, want []arrow.Field, optional func(int) bool, opts []ArrowOption) (err error) {
+	r.cfg = newArrowConfig(opts)
+	r.stream = stream
+	r.src = src
+	defer r.recoverInto("opening", &err)
+	size, err := src.Seek(0, io.SeekEnd)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", stream, err)
+	}
+	r.size = size
+	blocks, md, err := r.readFooter()
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", stream, err)
+	}
+	if r.meta, err = arrowParseMeta(md, stream); err != nil {
+		return fmt.Errorf("opening %s: %w", stream, err)
+	}
+	r.msgs = arrowMessages{r: r, blocks: blocks}
+	rd, err := ipc.NewReaderFromMessageReader(&r.msgs, ipc.WithAllocator(r.cfg.mem))
+	if err != nil {
+		r.msgs.Release()
+		return fmt.Errorf("opening %s: %w", stream, err)
+	}
+	r.ipc = rd
+	schema := rd.Schema()
+	r.cols = make([]int, len(want))
+	for i, f := range want {
+		r.cols[i] = -1
+		idx := schema.FieldIndices(f.Name)
+		if len(idx) == 0 {
+			if optional(i) {
+				continue
+			}
+			return fmt.Errorf("opening %s: no column %q", stream, f.Name)
+		}
+		got := schema.Field(idx[0])
+		if !arrow.TypeEqual(got.Type, f.Type) {
+			return fmt.Errorf("opening %s: column %q is %s, want %s", stream, f.Name, got.Type, f.Type)
+		}
+		r.cols[i] = idx[0]
+	}
+	return nil
+}
+
+// readFooter parses the file's footer: the schema's metadata, and the
+// messages of the file in file order (the schema message at offset 8 first,
+// then the dictionary and record batches the footer lists), each checked to
+// lie inside the file.
+func (r *arrowReader) readFooter() (blocks []arrowBlock, md arrow.Metadata, err error) {
+	const tail = 10 // footer length and magic
+	if r.size < 16+tail {
+		return nil, md, fmt.Errorf("not an arrow file: %d bytes", r.size)
+	}
+	var t [tail]byte
+	if _, err := r.src.ReadAt(t[:], r.size-tail); err != nil {
+		return nil, md, fmt.Errorf("reading footer: %w", err)
+	}
+	var head [16]byte
+	if _, err := r.src.ReadAt(head[:], 0); err != nil {
+		return nil, md, fmt.Errorf("reading header: %w", err)
+	}
+	if !bytes.Equal(t[4:], arrowMagic) || !bytes.Equal(head[:6], arrowMagic) {
+		return nil, md, errors.New("not an arrow file: no ARROW1 magic")
+	}
+	n := int64(binary.LittleEndian.Uint32(t[:4]))
+	start := r.size - tail - n
+	if n < 8 || n > arrowMaxMeta || start < 16 {
+		return nil, md, fmt.Errorf("bad footer length %d in a file of %d bytes", n, r.size)
+	}
+	b := make([]byte, n)
+	if _, err := r.src.ReadAt(b, start); err != nil {
+		return nil, md, fmt.Errorf("reading footer: %w", err)
+	}
+	tab, ok := arrowFBRoot(b)
+	if !ok || arrowFBCheckTable(b, tab) != nil {
+		return nil, md, errors.New("malformed footer")
+	}
+	sch, ok, err := arrowFBRef(b, tab, 1)
+	if err != nil || !ok {
+		return nil, md, errors.New("malformed footer: no schema")
+	}
+	if md, err = arrowFBSchemaMeta(b, sch); err != nil {
+		return nil, md, fmt.Errorf("footer schema: %w", err)
+	}
+	// The schema message: continuation marker (or, before Arrow 0.15, none)
+	// and the length of its flatbuffer.
+	first := arrowBlock{offset: 8}
+	ml := int64(binary.LittleEndian.Uint32(head[8:]))
+	pre := int64(8)
+	if binary.LittleEndian.Uint32(head[8:]) != 0xffffffff {
+		ml, pre = int64(binary.LittleEndian.Uint32(head[8:])), 4
+	} else {
+		ml = int64(binary.LittleEndian.Uint32(head[12:]))
+	}
+	if ml < 8 || ml > arrowMaxMeta || 8+pre+ml > start {
+		return nil, md, fmt.Errorf("bad schema message length %d", ml)
+	}
+	first.meta = int32(pre + ml)
+	blocks = append(blocks, first)
+	for _, field := range []int{2, 3} { // dictionaries, recordBatches
+		v, cnt, ok, err := arrowFBVector(b, tab, field, 24)
+		if err != nil {
+			return nil, md, fmt.Errorf("malformed footer: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		for i := 0; i < cnt; i++ {
+			q := b[v+24*i:]
+			blk := arrowBlock{offset: int64(binary.LittleEndian.Uint64(q)), meta: int32(binary.LittleEndian.Uint32(q[8:])), body: int64(binary.LittleEndian.Uint64(q[16:]))}
+			if blk.offset < 8+int64(first.meta) || blk.meta < 8 || blk.meta > arrowMaxMeta || blk.body < 0 ||
+				blk.offset > start || blk.body > start-blk.offset-int64(blk.meta) {
+				return nil, md, fmt.Errorf("block %d (offset %d, metadata %d, body %d) outside the file", i, blk.offset, blk.meta, blk.body)
+			}
+			blocks = append(blocks, blk)
+		}
+	}
+	sort.Slice(blocks, func(i, j int) bool { return blocks[i].offset < blocks[j].offset })
+	return blocks, md, nil
+}
+
+// arrowMessages is the ipc.MessageReader over a file's blocks. It owns the
+// message it last returned and releases it on the next call.
+type arrowMessages struct {
+	r      *arrowReader
+	blocks []arrowBlock
+	next   int
+	msg    *ipc.Message
+}
+
+func (m *arrowMessages) Retain() {}
+
+func (m *arrowMessages) Release() {
+	if m.msg != nil {
+		m.msg.Release()
+		m.msg = nil
+	}
+}
+
+// Message reads, checks and returns the next message; io.EOF after the last.
+func (m *arrowMessages) Message() (*ipc.Message, error) {
+	m.Release()
+	if m.next >= len(m.blocks) {
+		return nil, io.EOF
+	}
+	blk := m.blocks[m.next]
+	m.next++
+	b := make([]byte, blk.meta)
+	if _, err := m.r.src.ReadAt(b, blk.offset); err != nil {
+		return nil, err
+	}
+	if binary.LittleEndian.Uint32(b) == 0xffffffff {
+		b = b[8:]
+	} else {
+		b = b[4:]
+	}
+	body, err := m.r.checkMessage(b, blk)
+	if err != nil {
+		return nil, fmt.Errorf("message at offset %d: %w", blk.offset, err)
+	}
+	if body > blk.body {
+		return nil, fmt.Errorf("message at offset %d: body of %d bytes, block of %d", blk.offset, body, blk.body)
+	}
+	mem := m.r.cfg.mem
+	meta := memory.NewResizableBuffer(mem)
+	meta.Resize(len(b))
+	copy(meta.Bytes(), b)
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(body))
+	if _, err := m.r.src.ReadAt(buf.Bytes(), blk.offset+int64(blk.meta)); err != nil {
+		meta.Release()
+		buf.Release()
+		return nil, err
+	}
+	m.msg = ipc.NewMessage(meta, buf)
+	meta.Release()
+	buf.Release()
+	return m.msg, nil
+}
+
+// checkMessage checks a message's flatbuffer and bounds what decoding it
+// will allocate. It returns the body length the message declares.
+func (r *arrowReader) checkMessage(b []byte, blk arrowBlock) (int64, error) {
+	msg, ok := arrowFBRoot(b)
+	if !ok || arrowFBCheckTable(b, msg) != nil {
+		return 0, errors.New("malformed message")
+	}
+	var body int64
+	if off, ok := arrowFBField(b, msg, 3); ok && off != 0 && msg+off+8 <= len(b) {
+		body = int64(binary.LittleEndian.Uint64(b[msg+off:]))
+	}
+	if body < 0 {
+		return 0, fmt.Errorf("negative body length %d", body)
+	}
+	p, ok := arrowFBField(b, msg, 1)
+	if !ok || p == 0 {
+		return 0, errors.New("message without header type")
+	}
+	typ := ipc.MessageType(b[msg+p])
+	rb, ok, err := arrowFBRef(b, msg, 2)
+	if err != nil || !ok {
+		return 0, errors.New("message without header")
+	}
+	switch typ {
+	case ipc.MessageSchema:
+		if blk.body != 0 && blk.offset == 8 {
+			return 0, errors.New("schema message with a body")
+		}
+		_, err := arrowFBSchemaMeta(b, rb)
+		return 0, err
+	case ipc.MessageRecordBatch:
+	case ipc.MessageDictionaryBatch:
+		if rb, ok, err = arrowFBRef(b, rb, 1); err != nil || !ok {
+			return 0, errors.New("dictionary batch without data")
+		}
+	default:
+		return 0, fmt.Errorf("unexpected message type %d", typ)
+	}
+	if blk.offset == 8 {
+		return 0, errors.New("file does not start with a schema")
+	}
+	if body > blk.body {
+		return 0, fmt.Errorf("body of %d bytes in a block of %d", body, blk.body)
+	}
+	// table RecordBatch { length: long; nodes: [FieldNode]; buffers: [Buffer];
+	//                     compression: BodyCompression; variadicBufferCounts: [long]; }
+	if err := arrowFBCheckTable(b, rb); err != nil {
+		return 0, err
+	}
+	var rows int64
+	if off, ok := arrowFBField(b, rb, 0); ok && off != 0 && rb+off+8 <= len(b) {
+		rows = int64(binary.LittleEndian.Uint64(b[rb+off:]))
+	}
+	if rows < 0 || rows > maxArrowBatchRows {
+		return 0, fmt.Errorf("batch of %d rows (at most %d)", rows, maxArrowBatchRows)
+	}
+	if _, _, _, err := arrowFBVector(b, rb, 1, 16); err != nil {
+		return 0, err
+	}
+	if _, _, _, err := arrowFBVector(b, rb, 4, 8); err != nil {
+		return 0, err
+	}
+	bufs, n, _, err := arrowFBVector(b, rb, 2, 16)
+	if err != nil {
+		return 0, err
+	}
+	off, _ := arrowFBField(b, rb, 3)
+	compressed := off != 0
+	var total int64
+	limit := arrowMaxBatchBytes(rows)
+	start := blk.offset + int64(blk.meta)
+	var pre [8]byte
+	for i := 0; i < n; i++ {
+		q := b[bufs+16*i:]
+		off, ln := int64(binary.LittleEndian.Uint64(q)), int64(binary.LittleEndian.Uint64(q[8:]))
+		if off < 0 || ln < 0 || off > body || ln > body-off {
+			return 0, fmt.Errorf("buffer %d outside the body", i)
+		}
+		if !compressed || ln < 8 {
+			continue
+		}
+		if _, err := r.src.ReadAt(pre[:], start+off); err != nil {
+			return 0, err
+		}
+		u := int64(binary.LittleEndian.Uint64(pre[:]))
+		if u == -1 {
+			continue
+		}
+		if u < 0 || u > limit-total {
+			return 0, fmt.Errorf("buffers decompress to more than %d bytes for %d rows", limit, rows)
+		}
+		total += u
+	}
+	return body, nil
+}
+
+// nextBatch loads the next batch with rows, releasing the current one. It
+// returns io.EOF after the last.
+func (r *arrowReader) nextBatch() error {
+	r.rec = nil
+	for r.ipc.Next() {
+		rec := r.ipc.Record() // valid until the next call to Next
+		r.batch++
+		for c := 0; c < int(rec.NumCols()); c++ {
+			if int64(rec.Column(c).Len()) != rec.NumRows() {
+				return fmt.Errorf("reading %s batch %d: column %d has %d rows, want %d", r.stream, r.batch-1, c, rec.Column(c).Len(), rec.NumRows())
+			}
+		}
+		if rec.NumRows() > 0 {
+			r.rec, r.row = rec, 0
+			return nil
+		}
+	}
+	if err := r.ipc.Err(); err != nil {
+		return fmt.Errorf("reading %s batch %d: %w", r.stream, r.batch, err)
+	}
+	return io.EOF
+}
+
+func (r *arrowReader) close() error {
+	r.rec = nil
+	if r.ipc != nil {
+		r.ipc.Release() // releases the record, the dictionaries and arrowMessages
+		r.ipc = nil
+	}
+	return nil
+}
+
+// column returns the batch's array for schema column i, or nil if the file
+// has no such column.
+func (r *arrowReader) column(i int) arrow.Array {
+	if r.cols[i] < 0 {
+		return nil
+	}
+	return r.rec.Column(r.cols[i])
+}
+
+// arrowStringValues copies the values of a string array (a dictionary).
+func arrowStringValues(a arrow.Array) ([]string, error) {
+	s, ok := a.(*array.String)
+	if !ok {
+		return nil, fmt.Errorf("dictionary of %s, want utf8", a.DataType())
+	}
+	out := make([]string, s.Len())
+	for i := range out {
+		if s.IsValid(i) {
+			out[i] = string([]byte(s.Value(i))) // copy: Value aliases the record's memory
+		}
+	}
+	return out, nil
+}
+
+// arrowDictValues caches the copied values of a dictionary column's
+// dictionary across batches that share it.
+type arrowDictValues struct {
+	data   arrow.ArrayData
+	values []string
+}
+
+// get returns the values of d's dictionary and d's indices as int64s.
+func (c *arrowDictValues) get(d *array.Dictionary) ([]string, error) {
+	dict := d.Dictionary()
+	if c.data != dict.Data() || len(c.values) != dict.Len() {
+		v, err := arrowStringValues(dict)
+		if err != nil {
+			return nil, err
+		}
+		c.data, c.values = dict.Data(), v
+	}
+	return c.values, nil
+}
+
+// arrowDictLookup returns the string at row i of a dictionary column, "" if
+// null, checking the index.
+func arrowDictLookup(d *array.Dictionary, values []string, i int) (string, error) {
+	if d.IsNull(i) {
+		return "", nil
+	}
+	k := d.GetValueIndex(i)
+	if k < 0 || k >= len(values) {
+		return "", fmt.Errorf("dictionary index %d out of range (%d values)", k, len(values))
+	}
+	return values[k], nil
+}
