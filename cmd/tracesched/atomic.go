@@ -21,6 +21,11 @@ func createAtomic(dest string) (*atomicFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dest, err)
 	}
+	if err := f.Chmod(0o644); err != nil { // CreateTemp makes 0600; outputs are ordinary files
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("creating %s: %w", dest, err)
+	}
 	return &atomicFile{File: f, dest: dest}, nil
 }
 

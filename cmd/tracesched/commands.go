@@ -6,6 +6,7 @@ import "github.com/spf13/cobra"
 func subcommands(ios *IOStreams) []*cobra.Command {
 	return []*cobra.Command{
 		newStatsCmd(ios),
+		newConvertCmd(ios),
 		newCalibrateCmd(ios),
 		newReplayCmd(ios),
 		newDiffCmd(ios),

@@ -1,5 +1,3 @@
-//go:build pending
-
 package main
 
 import (
