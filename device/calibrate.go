@@ -78,16 +78,16 @@ type Score struct {
 }
 
 // MarshalJSON writes NaN correlations as null.
-func (f *Fit) MarshalJSON() ([]byte, error) {
+func (f Fit) MarshalJSON() ([]byte, error) {
 	type plain Fit
 	var corr *float64
 	if !math.IsNaN(f.SeekCorrelation) {
 		corr = &f.SeekCorrelation
 	}
 	return json.Marshal(struct {
-		*plain
+		plain
 		SeekCorrelation *float64 `json:"seek_correlation"`
-	}{(*plain)(f), corr})
+	}{plain(f), corr})
 }
 
 // String summarises the fit on a few lines: kind, parameters, demerits.
@@ -109,6 +109,9 @@ func (f *Fit) String() string {
 		case KindNonRotational:
 			n := m.NonRotational
 			fmt.Fprintf(&b, "parallelism %d, saturation slope %.4f per request\n", n.Parallelism, n.Slope)
+			if len(n.Factors) > 0 {
+				fmt.Fprintf(&b, "measured in-flight factors (k=1..%d): %.3f\n", len(n.Factors), n.Factors)
+			}
 			for o := range numOps {
 				if t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]; t != nil {
 					fmt.Fprintf(&b, "  %-5s base %v + %.4g ns/byte (n=%d), residual p1 %.3f p50 %.3f p99 %.3f\n",
@@ -128,7 +131,7 @@ func (f *Fit) String() string {
 
 // MinSeekCorrelation is the least rank correlation between seek distance
 // and service time for which Calibrate picks a rotational model by itself.
-const MinSeekCorrelation = 0.1
+const MinSeekCorrelation = 0.3
 
 // ErrTooFew is returned when a capture has too few requests to fit.
 var ErrTooFew = errors.New("too few issued and completed requests to calibrate")

@@ -8,6 +8,7 @@
 //     of a request is Base + PerByte*bytes for its operation class (read,
 //     write, other), times a saturation factor 1 + Slope*max(0, k-Parallelism)
 //     where k is the number of requests on the device once it is issued,
+//     (or the factor measured at k, where the capture showed k often),
 //     times a residual multiplier drawn from the class's empirical residual
 //     distribution.
 //   - KindRotational (disks): requests are served one at a time in issue
@@ -21,10 +22,15 @@
 //     SeqResidual.
 //
 // Calibrate fits both kinds from a capture (the first half by time), scores
-// each on the second half with Demerit, keeps the better one (or the kind
-// the caller forces), refits it on the whole capture and reports the fit.
-// Timing, made by Model.NewDevice, is the replay.Device: deterministic for a
-// given seed and sequence of calls, randomness from a math/rand/v2 PCG.
+// each on the second half with Demerit, keeps the better one (rotational
+// only when service times grow with seek distance), or the kind the caller
+// forces, refits it on the whole capture and reports the fit. Scoring
+// replays the capture's own issues and completions through the model:
+// every request issued at its real D time with the real set of requests
+// on the device. Timing, made by Model.NewDevice, is the replay.Device:
+// deterministic for a given seed and sequence of calls, its randomness
+// drawn from a math/rand/v2 PCG. Synthesize makes a capture of a known
+// model, for devices the recorded captures lack.
 //
 // # JSON form
 //
@@ -32,8 +38,8 @@
 // are integer nanoseconds (suffix _ns), per-byte and per-sector costs are
 // nanoseconds as floats, distances are 512-byte sectors. A quantile table
 // is {"p": [...], "x": [...]}: value x[i] at probability p[i], p rising from
-// 0 to 1 (evenly in the body, geometrically closer towards the tails), x
-// nondecreasing, interpolated linearly in between.
+// 0 to 1 (entries gather where the values change fastest), x
+// nondecreasing, interpolated linearly in between; up to 1025 entries.
 //
 //	{
 //	  "version": 1,
@@ -41,6 +47,7 @@
 //	  "nonrotational": {
 //	    "parallelism": 8,            requests the device serves at once
 //	    "saturation_slope": 0.11,    latency growth per request beyond parallelism (fraction)
+//	    "inflight_factors": [1.4, 1, 1.02, ...],  measured factor at k = 1, 2, ... (optional)
 //	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none

@@ -10,16 +10,20 @@ import (
 //
 //  1. Start with no saturation (factor 1 at every k).
 //  2. Per operation class, fit D2C/factor(k) = Base + PerByte*bytes by
-//     least squares (PerByte 0 when the class has one size, or when the
-//     slope comes out negative).
+//     least squares (PerByte 0 unless two sizes were each seen at least
+//     minGroup times, or when the slope comes out negative).
 //  3. Group the ratios D2C/(Base+PerByte*bytes) by k (groups of at least
 //     minGroup requests) and fit their means,
 //     weighted by group size, with c*(1 + Slope*max(0, k-P)) for every
 //     P from 1 to the largest k (least squares in c and c*Slope, Slope >= 0),
 //     keeping the P with the smallest error; fold c into Base and PerByte.
 //  4. Repeat 2-3 until P stops changing (at most 8 rounds).
-//  5. Residuals D2C/(unsaturated mean * factor(k)) per class become the
-//     class's quantile table (nq+1 entries).
+//  5. For k = 1, 2, ... while at least minGroup requests saw k, the mean
+//     of D2C/(unsaturated mean) at k becomes the measured factor at k.
+//  6. Residuals D2C/(unsaturated mean * factor(k)) per class become the
+//     class's quantile table (at most nq+1 entries), and per in-flight
+//     bucket (InflightBucket) with at least minBucket requests a table of
+//     at most nq/4+1 entries.
 func fitNonRotational(ss []sample, nq int) *NonRotational {
 	maxK := 1
 	for _, s := range ss {
@@ -42,6 +46,9 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 				ys[j] = ss[i].d2c / n.saturation(ss[i].k)
 			}
 			base, per := fitLine(xs, ys)
+			if !twoSizes(xs) {
+				base, per = max(mean(ys), 0), 0
+			}
 			n.setOp(Op(o), &OpTiming{Base: time.Duration(math.Round(base)), PerByte: per, N: len(xs)})
 		}
 		sum := make([]float64, maxK+1)
@@ -75,19 +82,45 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 			break
 		}
 	}
+	// Measured factors at the counts seen often enough, from k = 1 on.
+	sum := make([]float64, maxK+1)
+	cnt := make([]float64, maxK+1)
+	for _, s := range ss {
+		if m := n.op(s.op).mean(s.bytes) * n.hinge(s.k); m > 0 {
+			sum[s.k] += s.d2c / m
+			cnt[s.k]++
+		}
+	}
+	for k := 1; k <= maxK && cnt[k] >= minGroup; k++ {
+		n.Factors = append(n.Factors, n.hinge(k)*sum[k]/cnt[k])
+	}
 	for o := range numOps {
 		if len(byOp[o]) == 0 {
 			continue
 		}
 		t := n.op(Op(o))
 		r := make([]float64, 0, len(byOp[o]))
+		var byB [][]float64
 		for _, i := range byOp[o] {
 			s := ss[i]
 			if m := t.mean(s.bytes) * n.saturation(s.k); m > 0 {
 				r = append(r, s.d2c/m)
+				b := InflightBucket(s.k)
+				for len(byB) <= b {
+					byB = append(byB, nil)
+				}
+				byB[b] = append(byB[b], s.d2c/m)
 			}
 		}
 		t.Residual = QuantilesOf(r, nq)
+		if len(byB) > 1 { // one bucket only: Residual says it all
+			t.ByInflight = make([]Quantiles, len(byB))
+			for b, rs := range byB {
+				if len(rs) >= minBucket {
+					t.ByInflight[b] = QuantilesOf(rs, max(nq/4, 16))
+				}
+			}
+		}
 	}
 	return n
 }
@@ -95,6 +128,10 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 // minGroup is the fewest requests seen at one in-flight count for that
 // count to inform the saturation fit.
 const minGroup = 20
+
+// minBucket is the fewest requests of an in-flight bucket for it to get
+// its own residual table.
+const minBucket = 200
 
 // fitLine fits y = a + b*x by least squares with b >= 0 and a >= 0.
 func fitLine(xs, ys []float64) (a, b float64) {
@@ -344,4 +381,20 @@ func pathVariance(use []sample, r *Rotational, beta []float64, b uint64) (seq, r
 		rnd /= nr
 	}
 	return seq, rnd
+}
+
+// twoSizes reports whether at least two sizes occur minGroup times each.
+func twoSizes(xs []float64) bool {
+	seen := map[float64]int{}
+	n := 0
+	for _, x := range xs {
+		seen[x]++
+		if seen[x] == minGroup {
+			n++
+			if n == 2 {
+				return true
+			}
+		}
+	}
+	return false
 }

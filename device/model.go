@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/tracesched/tracesched/trace"
@@ -113,6 +114,12 @@ type NonRotational struct {
 	// issued with k requests on the device (itself included) takes
 	// 1 + Slope*max(0, k-Parallelism) times its unsaturated latency.
 	Slope float64 `json:"saturation_slope"`
+	// Factors holds the measured latency factor at k = 1, 2, ...
+	// requests on the device (entry k-1), for the counts the capture
+	// showed often enough; it replaces the Parallelism/Slope line there
+	// (it catches, say, a slower idle device at k = 1). Beyond it the line
+	// continues from the last entry. Empty: the line everywhere.
+	Factors []float64 `json:"inflight_factors,omitempty"`
 
 	Read  *OpTiming `json:"read,omitempty"`
 	Write *OpTiming `json:"write,omitempty"`
@@ -147,6 +154,17 @@ func (n *NonRotational) setOp(o Op, t *OpTiming) {
 
 // saturation returns the latency factor with k requests on the device.
 func (n *NonRotational) saturation(k int) float64 {
+	if l := len(n.Factors); l > 0 {
+		if k <= l {
+			return n.Factors[max(k, 1)-1]
+		}
+		return n.Factors[l-1] * n.hinge(k) / n.hinge(l)
+	}
+	return n.hinge(k)
+}
+
+// hinge returns 1 + Slope*max(0, k-Parallelism).
+func (n *NonRotational) hinge(k int) float64 {
 	if k <= n.Parallelism {
 		return 1
 	}
@@ -158,7 +176,30 @@ type OpTiming struct {
 	Base     time.Duration `json:"base_ns"`     // latency of a zero-byte request, ns
 	PerByte  float64       `json:"per_byte_ns"` // added latency per byte, ns
 	N        int           `json:"n"`           // requests it was fitted on
-	Residual Quantiles     `json:"residual"`    // multiplier of Base+PerByte*bytes; empty means 1
+	Residual Quantiles     `json:"residual"`    // multiplier of Base+PerByte*bytes (times the in-flight factor); empty means 1
+	// ByInflight holds, for requests issued with k on the device, the
+	// residual table of bucket InflightBucket(k) (k = 1, 2, 3-4, 5-8, ...)
+	// where the capture had enough of them; an empty or missing entry
+	// falls back to Residual. The spread of D2C changes with the load, not
+	// only its mean.
+	ByInflight []Quantiles `json:"residual_by_inflight,omitempty"`
+}
+
+// InflightBucket returns the bucket of k requests on the device: 0 for
+// k <= 1, then b for 2^(b-1) < k <= 2^b.
+func InflightBucket(k int) int {
+	if k <= 1 {
+		return 0
+	}
+	return bits.Len(uint(k - 1))
+}
+
+// residual returns the residual table for a request issued with k on the device.
+func (t *OpTiming) residual(k int) Quantiles {
+	if b := InflightBucket(k); b < len(t.ByInflight) && t.ByInflight[b].Len() > 0 {
+		return t.ByInflight[b]
+	}
+	return t.Residual
 }
 
 // mean returns the unsaturated latency of a request of size bytes, ns.
@@ -226,6 +267,11 @@ func (m *Model) Validate() error {
 		if n.Slope < 0 || math.IsNaN(n.Slope) || math.IsInf(n.Slope, 0) {
 			return fmt.Errorf("nonrotational saturation_slope %v not a finite value >= 0", n.Slope)
 		}
+		for _, f := range n.Factors {
+			if !(f > 0) || math.IsInf(f, 0) {
+				return fmt.Errorf("nonrotational inflight_factors: %v not a finite value > 0", f)
+			}
+		}
 		if n.Read == nil && n.Write == nil && n.Other == nil {
 			return errors.New("nonrotational model without any operation timing")
 		}
@@ -240,8 +286,13 @@ func (m *Model) Validate() error {
 			if err := t.Residual.validate(); err != nil {
 				return fmt.Errorf("nonrotational %s residual: %w", o, err)
 			}
-			if t.Residual.Len() > 0 && t.Residual.X[0] < 0 {
-				return fmt.Errorf("nonrotational %s residual: negative multiplier %v", o, t.Residual.X[0])
+			for _, q := range append([]Quantiles{t.Residual}, t.ByInflight...) {
+				if err := q.validate(); err != nil {
+					return fmt.Errorf("nonrotational %s residual: %w", o, err)
+				}
+				if q.Len() > 0 && q.X[0] < 0 {
+					return fmt.Errorf("nonrotational %s residual: negative multiplier %v", o, q.X[0])
+				}
 			}
 		}
 	case KindRotational:

@@ -112,8 +112,8 @@ func (t *Timing) Done(now trace.Time, rq *replay.Request) {
 func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, u float64) float64 {
 	ot := n.op(OpOf(cat, bytes))
 	l := ot.mean(bytes) * n.saturation(k)
-	if ot.Residual.Len() > 0 {
-		l *= ot.Residual.At(u)
+	if r := ot.residual(k); r.Len() > 0 {
+		l *= r.At(u)
 	}
 	return l
 }

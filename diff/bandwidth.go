@@ -96,6 +96,9 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	}
 	slices.Sort(ids)
 	out := make([]Cgroup, 0, len(ids))
+	if len(ids) > 0 {
+		bw.WorstCgroup = ids[0]
+	}
 	minSlow, maxSlow := math.Inf(1), math.Inf(-1)
 	ws := opts.Window.Seconds()
 	for _, id := range ids {

@@ -31,5 +31,5 @@ func BenchmarkCompare1M(b *testing.B) {
 			b.Fatalf("matched %d, requests %d", r.Identity.Matched, len(real.Requests))
 		}
 	}
-	b.ReportMetric((cpuTime() - c0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
 }

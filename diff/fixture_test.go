@@ -1,6 +1,7 @@
 package diff_test
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"io"
@@ -190,6 +191,13 @@ func TestFixtureReversedStretch(t *testing.T) {
 			}
 			if r.Identity.RealOnly != 0 || r.Identity.PredictedOnly != 0 {
 				t.Errorf("identity %+v", r.Identity)
+			}
+			var txt bytes.Buffer
+			if err := r.WriteText(&txt, 100); err != nil {
+				t.Fatal(err)
+			}
+			if testing.Verbose() {
+				t.Log("\n" + txt.String())
 			}
 			t.Logf("%s: stretch of %d requests (%d D/C events moved) at positions %d..%d of %d; tau %.4f, severity %.0f, real %s..%s s, predicted %s..%s s",
 				name, n, moved, first, last, o.Bios, o.KendallTau, top.Severity, top.RealStart, top.RealEnd, top.PredStart, top.PredEnd)

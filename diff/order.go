@@ -115,6 +115,8 @@ type Order struct {
 // matchBios merge-joins the two sides' bios (both sorted by (PID, Index))
 // and returns the index pairs of the matched ones.
 func matchBios(real, pred *Side) (rIdx, pIdx []int32, id Identity) {
+	n := min(len(real.Bios), len(pred.Bios))
+	rIdx, pIdx = make([]int32, 0, n), make([]int32, 0, n)
 	i, j := 0, 0
 	for i < len(real.Bios) && j < len(pred.Bios) {
 		switch c := bioKeyCmp(&real.Bios[i], &pred.Bios[j]); {
@@ -146,8 +148,10 @@ type keyed struct {
 func compareOrder(real, pred *Side, rIdx, pIdx []int32, opts Options) Order {
 	// 1. Keep the matched bios issued on both sides (candidates c, in
 	//    (PID, Index) order, so c itself breaks issue-time ties).
-	var rk, pk []keyed
-	var cr, cp []int32 // candidate -> bio index on each side
+	rk := make([]keyed, 0, len(rIdx))
+	pk := make([]keyed, 0, len(rIdx))
+	cr := make([]int32, 0, len(rIdx)) // candidate -> bio index on each side
+	cp := make([]int32, 0, len(rIdx))
 	for k := range rIdx {
 		rb, pb := &real.Bios[rIdx[k]], &pred.Bios[pIdx[k]]
 		if !rb.Issue.Valid() || !pb.Issue.Valid() {

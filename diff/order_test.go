@@ -73,7 +73,7 @@ func TestKendallTauBrute(t *testing.T) {
 			it := trace.Time(i * 10)
 			pt := trace.Time(perm[i] * 10)
 			if trial%2 == 0 { // partially ordered: a local shuffle
-				pt = trace.Time(i*10 + rng.IntN(50))*10 + trace.Time(i%7)
+				pt = trace.Time(i*10+rng.IntN(50))*10 + trace.Time(i%7)
 			}
 			rb = append(rb, trace.Bio{PID: 1, Index: uint32(i), Issue: it, Done: it + 1})
 			pb = append(pb, trace.Bio{PID: 1, Index: uint32(i), Issue: pt, Done: pt + 1})

@@ -1,11 +1,21 @@
 package diff
 
+import (
+	"cmp"
+	"slices"
+)
+
 // radixSort sorts a by t, stably, with a least-significant-digit radix sort
 // on 16-bit digits of t-min(t): O(n) per pass, as many passes as the range
-// of t needs (at most 4). buf, if at least len(a) long, is used as scratch.
+// of t needs (at most 4). Short slices go to a comparison sort. buf, if at
+// least len(a) long, is used as scratch.
 func radixSort(a []keyed, buf []keyed) {
 	n := len(a)
 	if n < 2 {
+		return
+	}
+	if n < 4096 {
+		slices.SortStableFunc(a, func(x, y keyed) int { return cmp.Compare(x.t, y.t) })
 		return
 	}
 	lo, hi := a[0].t, a[0].t

@@ -52,6 +52,9 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 	o := &r.DispatchOrder
 	line("  dispatch tau       %8.4f   mean displacement %.1f ranks, %d divergences", o.KendallTau, o.MeanDisplacement, o.Divergences)
 	worst := "no cgroups"
+	if len(r.Cgroups) > 0 {
+		worst = "cgroup " + cgName(r.Cgroups[0].ID, r.Cgroups[0].Path)
+	}
 	for _, c := range r.Cgroups {
 		if c.ID == r.Bandwidth.WorstCgroup {
 			worst = "cgroup " + cgName(c.ID, c.Path)
@@ -80,7 +83,7 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 		line("  #  positions        bios    mean   severity  real s               predicted s")
 		for _, d := range o.Ranked[:min(len(o.Ranked), textDivergences)] {
 			line("%3d  %-15s %5d %7.1f %10.0f  %-20s %s", d.Rank, fmt.Sprintf("%d-%d", d.First, d.Last), d.Bios, d.MeanDisplacement, d.Severity,
-				d.RealStart.String()+"-"+shortTime(d.RealEnd), d.PredStart.String()+"-"+shortTime(d.PredEnd))
+				shortTime(d.RealStart)+"-"+shortTime(d.RealEnd), shortTime(d.PredStart)+"-"+shortTime(d.PredEnd))
 			line("       real served: %s", servedText(d.Real))
 			line("       predicted:   %s", servedText(d.Predicted))
 		}
@@ -150,12 +153,12 @@ func fsec(s float64) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.6f", s), "0"), ".")
 }
 
-// shortTime prints t with millisecond precision.
+// shortTime prints t in seconds with microsecond precision.
 func shortTime(t trace.Time) string {
 	if !t.Valid() {
 		return "-"
 	}
-	return fmt.Sprintf("%.3f", t.Seconds())
+	return fmt.Sprintf("%.6f", t.Seconds())
 }
 
 // servedText summarises a Served list: cgroups, then queues, most served first.

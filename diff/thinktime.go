@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,11 +106,17 @@ type thinkSide struct {
 	reqs   map[queueID]int
 }
 
-type ttEvent struct {
-	t    trace.Time
-	kind uint8 // 0 complete, 1 insert, 2 issue: the order at equal times
-	req  int32
-}
+// Think-time event kinds, in their order at equal times.
+const (
+	ttComplete = 0
+	ttInsert   = 1
+	ttIssue    = 2
+)
+
+// ttEvent packs an event of a request as a keyed: t = time*4 + kind, c =
+// the request's index, so that a stable sort by t of events laid out in
+// request order sorts them by (time, kind, request).
+func ttEvent(t trace.Time, kind int, req int) keyed { return keyed{t*4 + trace.Time(kind), int32(req)} }
 
 func computeThink(s *Side, opts Options) thinkSide {
 	ts := thinkSide{class: make([]int8, len(s.Requests)), series: map[queueID][]ThinkPoint{}, logged: map[queueID][]LoggedPoint{}, reqs: map[queueID]int{}}
@@ -155,7 +160,7 @@ func computeThink(s *Side, opts Options) thinkSide {
 		off[k+1] = off[k] + c
 	}
 	fill := slices.Clone(off[:len(queues)])
-	events := make([]ttEvent, off[len(queues)])
+	events := make([]keyed, off[len(queues)])
 	for i := range s.Requests {
 		k := rq[i]
 		if k < 0 {
@@ -166,14 +171,14 @@ func computeThink(s *Side, opts Options) thinkSide {
 		if !ins.Valid() {
 			ins = r.Queue
 		}
-		events[fill[k]] = ttEvent{ins, 1, int32(i)}
+		events[fill[k]] = ttEvent(ins, ttInsert, i)
 		fill[k]++
 		if r.Issue.Valid() {
-			events[fill[k]] = ttEvent{r.Issue, 2, int32(i)}
+			events[fill[k]] = ttEvent(r.Issue, ttIssue, i)
 			fill[k]++
 		}
 		if r.Complete.Valid() {
-			events[fill[k]] = ttEvent{r.Complete, 0, int32(i)}
+			events[fill[k]] = ttEvent(r.Complete, ttComplete, i)
 			fill[k]++
 		}
 	}
@@ -183,35 +188,34 @@ func computeThink(s *Side, opts Options) thinkSide {
 		thr = slice
 	}
 	// 3. Replay each queue's life: complete, insert, issue at equal times.
+	buf := make([]keyed, 0)
+	for k := range queues {
+		if n := fill[k] - off[k]; n > len(buf) {
+			buf = make([]keyed, n)
+		}
+	}
 	for k, q := range queues {
 		ev := events[off[k]:fill[k]]
-		slices.SortFunc(ev, func(a, b ttEvent) int {
-			if c := cmp.Compare(a.t, b.t); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.kind, b.kind); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.req, b.req)
-		})
+		radixSort(ev, buf)
 		var queued, inflight int
 		var samples, total, mean uint64
 		lastEnd := firstQ[k] + 1
 		short := true
 		series := make([]ThinkPoint, 0, counts[k]/3)
 		for _, e := range ev {
-			switch e.kind {
-			case 0:
+			t := e.t >> 2
+			switch e.t & 3 {
+			case ttComplete:
 				inflight = max(inflight-1, 0)
-				lastEnd = e.t
-			case 2:
+				lastEnd = t
+			case ttIssue:
 				queued = max(queued-1, 0)
 				inflight++
-			case 1:
+			case ttInsert:
 				if opts.LegacyThinkTime || (queued == 0 && inflight == 0) {
 					el := uint64(0)
-					if e.t > lastEnd {
-						el = uint64(e.t - lastEnd)
+					if t > lastEnd {
+						el = uint64(t - lastEnd)
 					}
 					el = min(el, 2*slice)
 					samples = (7*samples + 256) / 8
@@ -219,11 +223,11 @@ func computeThink(s *Side, opts Options) thinkSide {
 					mean = (total + 128) / samples
 				}
 				short = !(samples > 80 && mean > thr)
-				series = append(series, ThinkPoint{Time: e.t, Mean: time.Duration(mean), Samples: uint32(samples), Short: short})
+				series = append(series, ThinkPoint{Time: t, Mean: time.Duration(mean), Samples: uint32(samples), Short: short})
 				if short {
-					ts.class[e.req] = 0
+					ts.class[e.c] = 0
 				} else {
-					ts.class[e.req] = 1
+					ts.class[e.c] = 1
 				}
 				queued++
 			}

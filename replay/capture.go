@@ -140,7 +140,7 @@ type captureSource struct {
 	fifo   []*captureQ
 	head   int
 	byKey  map[bioKey]*captureQ
-	qIndex map[uint32]uint32  // Q events seen per process, every device
+	qIndex map[uint32]uint32    // Q events seen per process, every device
 	lastQ  map[uint32]*captureQ // last Q of each process on dev
 	plug   map[uint32]bool      // process holds a plug
 	comms  map[uint32]string
@@ -248,7 +248,7 @@ func (s *captureSource) next() (*Record, error) {
 				return r, nil
 			}
 		} else if s.eof {
-			closeReader(s.r)
+			s.close()
 			return nil, io.EOF
 		}
 		e, err := s.r.ReadEvent()
@@ -261,5 +261,12 @@ func (s *captureSource) next() (*Record, error) {
 			return nil, err
 		}
 		s.add(&e)
+	}
+}
+
+func (s *captureSource) close() {
+	if s.r != nil {
+		closeReader(s.r)
+		s.r = nil
 	}
 }

@@ -18,17 +18,17 @@ func source(dir string) replay.Source {
 }
 
 type captureReport struct {
-	name      string
-	sched     string
-	bios      int
-	procErr   []string
-	maxProcE  float64
-	cgErr     []string
-	maxCgE    float64
-	tau       float64
-	realSpan  float64
-	predSpan  float64
-	events    int
+	name     string
+	sched    string
+	bios     int
+	procErr  []string
+	maxProcE float64
+	cgErr    []string
+	maxCgE   float64
+	tau      float64
+	realSpan float64
+	predSpan float64
+	events   int
 }
 
 // replayCapture replays the capture in dir through sched on a device that

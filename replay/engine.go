@@ -136,6 +136,8 @@ type Engine struct {
 	sleepHead int
 	byEnd     map[uint64]*Request // held requests by end sector (the elevator hash)
 	byStart   map[uint64]*Request // held requests by start sector
+	toHash    []*Request          // requests to enter in the hashes before the next lookup
+	held      int                 // requests the scheduler holds
 	timers    map[int]uint64      // pending timer generations
 	kicked    bool
 
@@ -161,9 +163,14 @@ type proc struct {
 	lastSubmit trace.Time
 	plug       []*Request // plug list
 	completed  int
-	exited     bool
-	stats      *ProcessStats // predicted
-	cg         *CgroupStats  // predicted stats of the cgroup of its last completed bio
+	// doneAt holds the times of the process's predicted completions from
+	// the doneBase-th on (counted from 1): what releases its next bios.
+	doneAt   []trace.Time
+	doneBase int64
+	lastDone trace.Time // its latest predicted completion
+	exited   bool
+	stats    *ProcessStats // predicted
+	cg       *CgroupStats  // predicted stats of the cgroup of its last completed bio
 }
 
 // NewEngine prepares a replay of w; see Run.
@@ -219,6 +226,7 @@ func (e *Engine) Run() (Result, error) {
 		return Result{}, err
 	}
 	e.src = src
+	defer src.close()
 	if err := e.advance(); err != nil {
 		return Result{}, err
 	}
@@ -355,6 +363,12 @@ func (p *proc) popHead() {
 	}
 }
 
+// maxDepthGrowth bounds how far back a later bio's DepCount may reach
+// behind an earlier one's (when the process's depth grows): completion
+// times further back are forgotten, and a bio that would need one waits for
+// nothing more.
+const maxDepthGrowth = 4096
+
 // tryRelease schedules the arrival of p's next bio when what released it
 // in the capture has happened in the replay (steps 2-4 of the closed-loop
 // rule on Workload).
@@ -384,18 +398,39 @@ func (e *Engine) tryRelease(p *proc) {
 	switch {
 	case e.cfg.Mode == Open || r.Open || !p.lastSubmit.Valid():
 		at = r.Queue
-	case r.dep != nil:
-		d := r.dep
-		if !d.predDone.Valid() {
-			// Waiting for a completion: the process sleeps, which flushes its plug.
-			if len(p.plug) > 0 {
-				e.flushPlug(p, true)
-			}
-			return
-		}
-		at = d.predDone + r.Think
 	default:
-		at = p.lastSubmit + r.Think
+		// Steps 2-4 of the closed-loop rule: wait for the completions the
+		// bio needs, then its think time or its gap.
+		dep := trace.NoTime // when the DepCount-th completion came
+		if r.DepCount > 0 {
+			if int64(p.completed) < r.DepCount {
+				// Waiting for a completion: the process sleeps, which flushes its plug.
+				if len(p.plug) > 0 {
+					e.flushPlug(p, true)
+				}
+				return
+			}
+			if i := r.DepCount - p.doneBase; i >= 0 {
+				dep = p.doneAt[i]
+			}
+			// Later bios need at least this many completions less the
+			// depth's growth: forget the completions far behind.
+			if drop := r.DepCount - p.doneBase - maxDepthGrowth; drop > 64 && drop*2 >= int64(len(p.doneAt)) {
+				n := copy(p.doneAt, p.doneAt[drop:])
+				p.doneAt, p.doneBase = p.doneAt[:n], p.doneBase+drop
+			}
+		}
+		switch {
+		case r.Dep >= 0 && dep.Valid():
+			at = dep + r.Think
+		case r.Dep >= 0:
+			at = p.lastDone + r.Think
+		default:
+			at = p.lastSubmit + r.Think
+			if dep.Valid() && dep > at {
+				at = dep
+			}
+		}
 	}
 	if at < p.lastSubmit {
 		at = p.lastSubmit
@@ -403,7 +438,6 @@ func (e *Engine) tryRelease(p *proc) {
 	if at < e.now {
 		at = e.now
 	}
-	r.dep = nil // let the records before it go
 	p.scheduled = true
 	e.push(simEvent{at: at, kind: evArrive, rec: r})
 }
@@ -477,7 +511,8 @@ func (e *Engine) flushPlug(p *proc, implicit bool) {
 // insert hands rq to the scheduler, after an insert merge (elevator
 // schedulers: elv_attempt_insert_merge, a back merge into a held request).
 func (e *Engine) insert(rq *Request, pid uint32) {
-	if e.elev {
+	if e.elev && e.held > 0 {
+		e.syncHash()
 		if prev := e.byEnd[rq.Sector]; prev != nil && e.rqMergeable(prev, rq) {
 			e.bio = bioOf(rq)
 			if e.sched.AllowMerge(prev, &e.bio) {
@@ -497,6 +532,7 @@ func (e *Engine) insert(rq *Request, pid uint32) {
 		e.emitRq(trace.ActionInsert, rq, pid, trace.CatQueue)
 	}
 	rq.eng.held = true
+	e.held++
 	e.hash(rq)
 	e.sched.Insert(e.now, rq)
 }
@@ -544,6 +580,10 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 			}
 		}
 	}
+	if e.held == 0 {
+		return false
+	}
+	e.syncHash()
 	e.bio = Bio{PID: r.PID, Index: r.Index, Cgroup: r.Cgroup, Sector: r.Sector, Bytes: r.Bytes, Cat: r.Cat}
 	b := &e.bio
 	if rq := e.byEnd[r.Sector]; rq != nil && rq.eng.held && e.mergeOK(rq, r.Cat, r.Cgroup, r.Bytes) && e.sched.AllowMerge(rq, b) {
@@ -551,6 +591,7 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 		e.addBio(rq, r, false)
 		e.res.BackMerges++
 		e.emitBio(trace.ActionBackMerge, r)
+		e.syncHash()
 		if next := e.byStart[rq.End()]; e.elev && next != nil && e.rqMergeable(rq, next) {
 			e.mergeRequests(rq, next, r.PID)
 		} else {
@@ -565,6 +606,7 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 		e.addBio(rq, r, true)
 		e.res.FrontMerges++
 		e.emitBio(trace.ActionFrontMerge, r)
+		e.syncHash()
 		if prev := e.byEnd[rq.Sector]; e.elev && prev != nil && e.rqMergeable(prev, rq) {
 			e.hash(rq)
 			e.mergeRequests(prev, rq, r.PID)
@@ -603,6 +645,7 @@ func (e *Engine) mergeRequests(rq, next *Request, pid uint32) {
 	e.unhash(next)
 	e.sched.RequestsMerged(e.now, rq, next)
 	next.eng.held = false
+	e.held--
 	e.absorb(rq, next)
 	e.hash(rq)
 	e.res.RequestMerges++
@@ -610,13 +653,30 @@ func (e *Engine) mergeRequests(rq, next *Request, pid uint32) {
 	e.freeRequest(next)
 }
 
+// hash enters rq in the merge hashes, lazily: most requests leave the
+// scheduler before any merge lookup, so they are only listed, and entered
+// by syncHash before a lookup.
 func (e *Engine) hash(rq *Request) {
-	e.byEnd[rq.End()] = rq
-	e.byStart[rq.Sector] = rq
-	rq.eng.hashed = true
+	rq.eng.pendingHash = true
+	e.toHash = append(e.toHash, rq)
+}
+
+// syncHash enters the listed requests that still want it.
+func (e *Engine) syncHash() {
+	for i, rq := range e.toHash {
+		if rq.eng.pendingHash {
+			rq.eng.pendingHash = false
+			e.byEnd[rq.End()] = rq
+			e.byStart[rq.Sector] = rq
+			rq.eng.hashed = true
+		}
+		e.toHash[i] = nil
+	}
+	e.toHash = e.toHash[:0]
 }
 
 func (e *Engine) unhash(rq *Request) {
+	rq.eng.pendingHash = false
 	if !rq.eng.hashed {
 		return
 	}
@@ -699,6 +759,7 @@ func (e *Engine) dispatch() {
 			}
 			e.unhash(rq)
 			rq.eng.held = false
+			e.held--
 			rq.Issued = e.now
 			e.inDriver++
 			if e.inDriver > e.res.MaxInDriver {
@@ -729,6 +790,11 @@ func (e *Engine) complete(rq *Request) {
 		r.predDone = e.now
 		p := r.proc
 		p.completed++
+		if p.doneBase == 0 {
+			p.doneBase = 1
+		}
+		p.doneAt = append(p.doneAt, e.now)
+		p.lastDone = e.now
 		if p.stats == nil {
 			p.stats = e.stats.proc(p.pid, p.comm, r.Cgroup)
 		}

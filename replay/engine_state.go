@@ -2,9 +2,10 @@ package replay
 
 // engineState is the engine's private bookkeeping in a Request.
 type engineState struct {
-	recs    []*Record // bios served by the request, in merge order; recs[0] is its first bio
-	held    bool      // inserted into the scheduler and not yet dispatched
-	plugged bool      // on its process's plug list
-	hashed  bool      // in the engine's merge hashes (byEnd, byStart)
-	gone    bool      // merged into another request or completed; back in the pool
+	recs        []*Record // bios served by the request, in merge order; recs[0] is its first bio
+	held        bool      // inserted into the scheduler and not yet dispatched
+	plugged     bool      // on its process's plug list
+	hashed      bool      // in the engine's merge hashes (byEnd, byStart)
+	pendingHash bool      // listed to enter the merge hashes
+	gone        bool      // merged into another request or completed; back in the pool
 }

@@ -22,7 +22,7 @@ func newMQDL(h replay.Host) (replay.Scheduler, error) {
 type fixedDevice struct{ lat trace.Time }
 
 func (d *fixedDevice) Issue(now trace.Time, rq *replay.Request) trace.Time { return now + d.lat }
-func (d *fixedDevice) Done(now trace.Time, rq *replay.Request)            {}
+func (d *fixedDevice) Done(now trace.Time, rq *replay.Request)             {}
 
 // serialDevice serves one request at a time, each in lat.
 type serialDevice struct {
@@ -46,10 +46,10 @@ type captureDevice struct {
 }
 
 type issuePair struct {
-	pid          uint32
-	index        uint32
-	real, pred   trace.Time
-	realDone     trace.Time
+	pid        uint32
+	index      uint32
+	real, pred trace.Time
+	realDone   trace.Time
 }
 
 func (d *captureDevice) Issue(now trace.Time, rq *replay.Request) trace.Time {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -33,14 +34,17 @@ type Record struct {
 
 	// What released the bio (see the closed-loop rule on Workload):
 	// Open: it arrives at its captured Queue time whatever the mode.
-	// Dep >= 0: the completion of the process's own bio Dep released it,
-	// Think after that completion. Dep < 0 and not Open: it followed its
+	// DepCount: completions of the process's own bios (counted from 1, in
+	// completion order, whichever bios) it needs before it may arrive, so
+	// the process keeps no more in flight than it did in the capture.
+	// Dep >= 0: the bio is dependent: the completion of the process's bio
+	// Dep released it in the capture, and it arrives Think after its
+	// DepCount-th completion. Dep < 0 and not Open: it followed its
 	// process's previous bio by Think (a back-to-back submission).
-	Open  bool
-	Dep   int64
-	Think trace.Time
-
-	dep *Record // the record Dep names, until the engine releases this one
+	Open     bool
+	Dep      int64
+	DepCount int64
+	Think    trace.Time
 	// Predicted times, set by the engine during a run.
 	predQueue trace.Time
 	predDone  trace.Time
@@ -51,9 +55,11 @@ type Record struct {
 func (r *Record) End() uint64 { return r.Sector + uint64(r.Bytes>>9) }
 
 // recordSource yields records in nondecreasing captured Queue time, each
-// process's records in Index order, and io.EOF at the end.
+// process's records in Index order, and io.EOF at the end. close releases
+// it (the engine calls it once, at the end of a run).
 type recordSource interface {
 	next() (*Record, error)
+	close()
 }
 
 // ProcessStats summarises one process of a workload or a replay.
@@ -93,22 +99,43 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 // Workload is a capture prepared for replay: the device replayed, the queue
 // it implies, and a way to stream its bios again.
 //
-// The closed-loop rule. For bio k of process p, queued at Q_k in the capture
-// (Q_{k-1} its previous bio's Q), the workload decides what released it:
+// The closed-loop rule. For bio k of process p (k counted from 0), queued
+// at Q_k in the capture (Q_{k-1} its previous bio's Q), the workload
+// decides what released it:
 //
 //  1. The first bio of a process, and every asynchronous write (a write
 //     without REQ_SYNC, FUA or flush: page-cache writeback, which no process
 //     waits for), is Open: it arrives at its captured time.
-//  2. Otherwise let C_j be the latest completion, at or before Q_k, of p's
-//     own earlier bios (j < k). If C_j exists and C_j >= Q_{k-1}, p saw that
-//     completion after its previous submission and before this one: it was
-//     waiting for it. Dep = j, Think = Q_k - C_j. In the replay the bio
-//     arrives Think after the predicted completion of bio j.
-//  3. Otherwise p submitted bio k right after bio k-1 (within a batch, or
+//  2. The process's depth D_k is the most bios it had in flight in the
+//     capture at any of its submissions up to bio k (bio k included). In
+//     the replay bio k needs DepCount = k+1-D_k completions of p's own
+//     bios (whichever complete: a process reaps what completes, as
+//     io_getevents does), so p never has more than D_k in flight. A psync
+//     process has depth 1 and waits for each completion; an fio job of
+//     iodepth 16 keeps up to 16 in flight.
+//  3. Let C_j be the latest completion, at or before Q_k, of p's own
+//     earlier bios. If C_j exists and C_j >= Q_{k-1}, p was waiting for it:
+//     the bio is dependent (Dep = j). Its think time is measured from the
+//     moment the depth it needed became available in the capture, the
+//     DepCount-th completion C_(DepCount): Think = Q_k - C_(DepCount)
+//     (Q_k - C_j when DepCount is 0). In the replay it arrives Think after
+//     its DepCount-th predicted completion (after the latest one, when
+//     DepCount is 0). For a process of depth 1 both are its previous
+//     bio's completion; for a batching submitter (fio reaping several
+//     completions before submitting again) the delay it showed after the
+//     depth freed up is kept.
+//  4. Otherwise p submitted bio k right after bio k-1 (within a batch, or
 //     before anything completed): Dep = -1, Think = Q_k - Q_{k-1}; in the
-//     replay it arrives Think after bio k-1's replayed arrival.
-//  4. Bios arrive in their process's order: never before the previous one
+//     replay it arrives Think after bio k-1's replayed arrival, and not
+//     before its DepCount-th predicted completion.
+//  5. Bios arrive in their process's order: never before the previous one
 //     has been submitted (and got a request).
+//
+// Counting completions rather than waiting for the very bio whose
+// completion released a submission in the capture keeps the replay faithful
+// when the model completes requests in another order or spreads out what
+// the real device completed in bunches: a bio waits for the depth it needs,
+// not for the slowest of a batch.
 //
 // A process of queue depth N thus keeps N in flight (each completion
 // releases one submission), a psync process submits its next bio a think
@@ -116,15 +143,15 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 // paced by its own captured gaps. Mode Open ignores Dep and Think: every bio
 // arrives at its captured time.
 type Workload struct {
-	Dev        trace.Dev // device replayed (its Q events are the bios)
-	Depth      int       // most requests in flight at once in the capture (D not yet C)
+	Dev   trace.Dev // device replayed (its Q events are the bios)
+	Depth int       // most requests in flight at once in the capture (D not yet C)
 	// MaxSectors is the largest request the queue allows, in sectors: the
 	// largest request issued in the capture, but at least 2560 (the
 	// kernel's default max_sectors_kb, 1280, which the captures' devices
 	// report): a capture of small random I/O shows small requests only
 	// because nothing merged, not because larger ones were refused.
 	MaxSectors uint32
-	Bios       int       // bios (Q events) on Dev
+	Bios       int // bios (Q events) on Dev
 	Start, End trace.Time
 
 	Processes []ProcessStats // as captured, by PID
@@ -132,6 +159,7 @@ type Workload struct {
 
 	perPID map[uint32]int // bios per process
 	open   func() (recordSource, error)
+	mu     sync.Mutex // serializes runs of a workload built from records
 }
 
 // NewWorkloadFromRecords builds a workload from records given in any order;
@@ -165,6 +193,7 @@ func NewWorkloadFromRecords(recs []Record) (*Workload, error) {
 	}
 	w := &Workload{perPID: map[uint32]int{}}
 	st := newStatsBuilder()
+
 	type span struct {
 		t trace.Time
 		d int
@@ -175,6 +204,7 @@ func NewWorkloadFromRecords(recs []Record) (*Workload, error) {
 		r := &rs[i]
 		w.perPID[r.PID]++
 		st.add(r)
+
 		if k := [2]trace.Time{r.Issue, r.Done}; r.Issue.Valid() && r.Done.Valid() && !seen[k] {
 			seen[k] = true
 			marks = append(marks, span{r.Issue, 1}, span{r.Done, -1})
@@ -197,11 +227,12 @@ func NewWorkloadFromRecords(recs []Record) (*Workload, error) {
 	}
 	w.Bios = len(rs)
 	st.finish(w)
+	// The records' replay state lives in the records themselves and is reset
+	// as each is read, so a run does not copy them; runs of this workload
+	// take turns (done releases the lock at the end of a run).
 	w.open = func() (recordSource, error) {
-		out := make([]Record, len(rs))
-		copy(out, rs)
-		inf := newInferrer()
-		return &sliceSource{recs: out, inf: inf}, nil
+		w.mu.Lock()
+		return &sliceSource{recs: rs, inf: newInferrer(), done: w.mu.Unlock}, nil
 	}
 	return w, nil
 }
@@ -211,6 +242,7 @@ type sliceSource struct {
 	recs []Record
 	i    int
 	inf  *inferrer
+	done func()
 }
 
 func (s *sliceSource) next() (*Record, error) {
@@ -223,6 +255,13 @@ func (s *sliceSource) next() (*Record, error) {
 	return r, nil
 }
 
+func (s *sliceSource) close() {
+	if s.done != nil {
+		s.done()
+		s.done = nil
+	}
+}
+
 // inferrer applies the closed-loop rule (Workload) to records given in
 // each process's order. Its memory is per process: the completions of bios
 // still in flight at the last Q seen.
@@ -231,11 +270,17 @@ type inferrer struct {
 }
 
 type inferProc struct {
-	n        uint32
-	lastQ    trace.Time
+	n       uint32
+	lastQ   trace.Time
 	pending doneHeap // captured completions of earlier bios, not yet passed
-	latestC trace.Time
-	latestR *Record
+	passed  int64    // completions passed (at or before the last Q)
+	depth   int64    // most bios in flight at a submission so far
+	// passedAt holds the times of the passed completions from the
+	// passedBase-th on (counted from 1), in completion order.
+	passedAt   []trace.Time
+	passedBase int64
+	latestC    trace.Time
+	latestR    *Record
 }
 
 func newInferrer() *inferrer { return &inferrer{procs: map[uint32]*inferProc{}} }
@@ -250,23 +295,44 @@ func (f *inferrer) infer(r *Record) {
 	// Step 2: pass every earlier completion at or before Q_k.
 	for len(p.pending) > 0 && p.pending[0].t <= r.Queue {
 		d := p.pending.pop()
+		p.passed++
+		if p.passedBase == 0 {
+			p.passedBase = 1
+		}
+		p.passedAt = append(p.passedAt, d.t)
 		if d.t >= p.latestC {
 			p.latestC, p.latestR = d.t, d.r
 		}
 	}
-	r.Dep, r.Think, r.Open, r.dep = -1, 0, false, nil
+	r.Dep, r.DepCount, r.Think, r.Open = -1, 0, 0, false
+	// Step 2: the depth, counting bio k itself.
+	if inflight := int64(p.n) - p.passed + 1; inflight > p.depth {
+		p.depth = inflight
+	}
+	if need := int64(p.n) + 1 - p.depth; need > 0 {
+		r.DepCount = need
+	}
 	async := r.Cat.IsWrite() && r.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) == 0
 	switch {
 	case first || async:
-		r.Open = true
+		r.Open, r.DepCount = true, 0
 	case p.latestR != nil && p.latestC >= p.lastQ:
-		r.Dep, r.Think, r.dep = int64(p.latestR.Index), r.Queue-p.latestC, p.latestR
+		r.Dep, r.Think = int64(p.latestR.Index), r.Queue-p.latestC
+		if i := r.DepCount - p.passedBase; r.DepCount > 0 && i >= 0 && i < int64(len(p.passedAt)) {
+			r.Think = r.Queue - p.passedAt[i]
+		} else if r.DepCount > p.passed {
+			r.Think = 0 // the depth it needs freed up only after Q_k in the capture
+		}
 		p.latestR = nil // a completion releases one submission
 	default:
 		r.Think = r.Queue - p.lastQ
 	}
 	p.lastQ = r.Queue
 	p.n++
+	if drop := r.DepCount - p.passedBase - maxDepthGrowth; drop > 64 && drop*2 >= int64(len(p.passedAt)) {
+		n := copy(p.passedAt, p.passedAt[drop:])
+		p.passedAt, p.passedBase = p.passedAt[:n], p.passedBase+drop
+	}
 	if r.Done.Valid() {
 		p.pending.push(doneMark{r.Done, r})
 	}

@@ -150,3 +150,47 @@ func TestArrowFixtureRoundTrip(t *testing.T) {
 		name, raw, len(evs), float64(raw)/float64(len(evs)), eventBytes, float64(eventBytes)/float64(len(evs)),
 		len(rqs), buf.Len(), float64(buf.Len())/float64(len(rqs)), float64(raw)/float64(len(rqs)))
 }
+
+// TestArrowWriteJSFiles writes events.arrow and requests.arrow from a fixture
+// into $TRACESCHED_ARROWJS_OUT for bench/arrowjs/check.sh; it skips when the
+// variable is unset.
+func TestArrowWriteJSFiles(t *testing.T) {
+	out := os.Getenv("TRACESCHED_ARROWJS_OUT")
+	if out == "" {
+		t.Skip("TRACESCHED_ARROWJS_OUT not set (see bench/arrowjs/check.sh)")
+	}
+	evs, meta, _ := readFixture(t, "fx-bfq-2cg-w100-900")
+	ef, err := os.Create(filepath.Join(out, "events.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	w, _ := trace.NewEventWriter(ef, trace.Meta{Source: meta.Source}, trace.WithBatchRows(4096))
+	var rqs []trace.Request
+	rb := trace.NewRebuilder(func(q *trace.Request) { rqs = append(rqs, *q) }, nil)
+	for i := range evs {
+		if err := w.Write(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+		rb.Add(&evs[i])
+	}
+	rb.Close()
+	w.SetMeta(meta)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rf, err := os.Create(filepath.Join(out, "requests.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	rw, _ := trace.NewRequestWriter(rf, meta)
+	for i := range rqs {
+		if err := rw.Write(&rqs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Reading untrusted files. arrow-go v15's IPC reader trusts its input: a
@@ -199,11 +200,20 @@ type arrowMessages struct {
 	blocks []arrowBlock
 	next   int
 	msg    *ipc.Message
+	dec    *zstd.Decoder // for inflate, created on first use
 }
 
 func (m *arrowMessages) Retain() {}
 
 func (m *arrowMessages) Release() {
+	m.releaseMsg()
+	if m.dec != nil {
+		m.dec.Close()
+		m.dec = nil
+	}
+}
+
+func (m *arrowMessages) releaseMsg() {
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil
@@ -212,7 +222,7 @@ func (m *arrowMessages) Release() {
 
 // Message reads, checks and returns the next message; io.EOF after the last.
 func (m *arrowMessages) Message() (*ipc.Message, error) {
-	m.Release()
+	m.releaseMsg()
 	if m.next >= len(m.blocks) {
 		return nil, io.EOF
 	}
@@ -227,95 +237,202 @@ func (m *arrowMessages) Message() (*ipc.Message, error) {
 	} else {
 		b = b[4:]
 	}
-	body, err := m.r.checkMessage(b, blk)
+	body, rb, err := m.r.checkMessageRB(b, blk)
 	if err != nil {
 		return nil, fmt.Errorf("message at offset %d: %w", blk.offset, err)
 	}
-	if body > blk.body {
-		return nil, fmt.Errorf("message at offset %d: body of %d bytes, block of %d", blk.offset, body, blk.body)
-	}
 	mem := m.r.cfg.mem
-	meta := memory.NewResizableBuffer(mem)
-	meta.Resize(len(b))
-	copy(meta.Bytes(), b)
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(body))
 	if _, err := m.r.src.ReadAt(buf.Bytes(), blk.offset+int64(blk.meta)); err != nil {
-		meta.Release()
 		buf.Release()
 		return nil, err
 	}
+	if rb != 0 {
+		plain, err := m.inflate(b, rb, buf.Bytes())
+		buf.Release()
+		if err != nil {
+			return nil, fmt.Errorf("message at offset %d: %w", blk.offset, err)
+		}
+		buf = plain
+	}
+	meta := memory.NewResizableBuffer(mem)
+	meta.Resize(len(b))
+	copy(meta.Bytes(), b)
 	m.msg = ipc.NewMessage(meta, buf)
 	meta.Release()
 	buf.Release()
 	return m.msg, nil
 }
 
+// inflate decompresses the buffers of a compressed batch (RecordBatch table
+// at rb in the message b, body raw) into a new body, and rewrites b in
+// place to describe it uncompressed: new buffer offsets and lengths, and no
+// compression field. arrow-go then never decompresses: its v15 decoder
+// creates a concurrent zstd stream decoder per batch, which deadlocks on
+// some corrupt input (klauspost/compress v1.20.4, found by FuzzDecode).
+// Each buffer must decompress to exactly the size its prefix declares
+// (checked against the batch bound by checkMessage).
+func (m *arrowMessages) inflate(b []byte, rb int, raw []byte) (*memory.Buffer, error) {
+	if m.dec == nil {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(arrowMaxBatchBytes(maxArrowBatchRows))))
+		if err != nil {
+			return nil, err
+		}
+		m.dec = d
+	}
+	bufs, n, _, err := arrowFBVector(b, rb, 2, 16)
+	if err != nil {
+		return nil, err
+	}
+	type span struct{ off, ln, size int64 }
+	spans := make([]span, n)
+	var total int64
+	le := binary.LittleEndian
+	for i := range spans {
+		q := b[bufs+16*i:]
+		sp := span{off: int64(le.Uint64(q)), ln: int64(le.Uint64(q[8:]))}
+		if sp.ln >= 8 {
+			sp.size = int64(le.Uint64(raw[sp.off:]))
+			if sp.size == -1 {
+				sp.size = sp.ln - 8
+			}
+		} else if sp.ln != 0 {
+			return nil, fmt.Errorf("compressed buffer %d of %d bytes", i, sp.ln)
+		}
+		spans[i] = sp
+		total += (sp.size + 7) &^ 7
+	}
+	// Decompress first and allocate the body after, so that only sizes
+	// backed by real compressed data are allocated.
+	plain := make([][]byte, n)
+	for i, sp := range spans {
+		if sp.ln == 0 {
+			continue
+		}
+		src := raw[sp.off+8 : sp.off+sp.ln]
+		if int64(le.Uint64(raw[sp.off:])) == -1 {
+			plain[i] = src
+			continue
+		}
+		got, err := m.dec.DecodeAll(src, nil)
+		if err == nil && int64(len(got)) != sp.size {
+			err = fmt.Errorf("decompressed to %d bytes, want %d", len(got), sp.size)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("buffer %d: %w", i, err)
+		}
+		plain[i] = got
+	}
+	out := memory.NewResizableBuffer(m.r.cfg.mem)
+	out.Resize(int(total))
+	dst := out.Bytes()
+	var at int64
+	for i, sp := range spans {
+		copy(dst[at:], plain[i])
+		clear(dst[at+sp.size : at+((sp.size+7)&^7)])
+		q := b[bufs+16*i:]
+		le.PutUint64(q, uint64(at))
+		le.PutUint64(q[8:], uint64(sp.size))
+		at += (sp.size + 7) &^ 7
+	}
+	// Drop the compression field (RecordBatch field 3) from the vtable,
+	// unless another table of the message shares that vtable.
+	vt, _ := arrowFBVtable(b, rb)
+	if msg, ok := arrowFBRoot(b); ok {
+		if mvt, _ := arrowFBVtable(b, msg); mvt == vt {
+			out.Release()
+			return nil, errors.New("record batch shares its vtable with the message")
+		}
+	}
+	if int(le.Uint16(b[vt:])) > 4+2*3 {
+		le.PutUint16(b[vt+4+2*3:], 0)
+	}
+	if msg, ok := arrowFBRoot(b); ok {
+		if off, _ := arrowFBField(b, msg, 3); off != 0 && msg+off+8 <= len(b) {
+			le.PutUint64(b[msg+off:], uint64(total))
+		}
+	}
+	return out, nil
+}
+
 // checkMessage checks a message's flatbuffer and bounds what decoding it
 // will allocate. It returns the body length the message declares.
 func (r *arrowReader) checkMessage(b []byte, blk arrowBlock) (int64, error) {
+	body, _, err := r.checkMessageRB(b, blk)
+	return body, err
+}
+
+// checkMessageRB is checkMessage, also returning the position of the
+// message's RecordBatch table when it is a compressed dictionary or record
+// batch (0 otherwise).
+func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (int64, int, error) {
+	body, rb, err := r.checkMessageInner(b, blk)
+	return body, rb, err
+}
+
+func (r *arrowReader) checkMessageInner(b []byte, blk arrowBlock) (body int64, crb int, err error) {
 	msg, ok := arrowFBRoot(b)
 	if !ok || arrowFBCheckTable(b, msg) != nil {
-		return 0, errors.New("malformed message")
+		return 0, 0, errors.New("malformed message")
 	}
-	var body int64
 	if off, ok := arrowFBField(b, msg, 3); ok && off != 0 && msg+off+8 <= len(b) {
 		body = int64(binary.LittleEndian.Uint64(b[msg+off:]))
 	}
 	if body < 0 {
-		return 0, fmt.Errorf("negative body length %d", body)
+		return 0, 0, fmt.Errorf("negative body length %d", body)
 	}
 	p, ok := arrowFBField(b, msg, 1)
 	if !ok || p == 0 {
-		return 0, errors.New("message without header type")
+		return 0, 0, errors.New("message without header type")
 	}
 	typ := ipc.MessageType(b[msg+p])
 	rb, ok, err := arrowFBRef(b, msg, 2)
 	if err != nil || !ok {
-		return 0, errors.New("message without header")
+		return 0, 0, errors.New("message without header")
 	}
 	switch typ {
 	case ipc.MessageSchema:
 		if blk.body != 0 && blk.offset == 8 {
-			return 0, errors.New("schema message with a body")
+			return 0, 0, errors.New("schema message with a body")
 		}
 		_, err := arrowFBSchemaMeta(b, rb)
-		return 0, err
+		return 0, 0, err
 	case ipc.MessageRecordBatch:
 	case ipc.MessageDictionaryBatch:
 		if rb, ok, err = arrowFBRef(b, rb, 1); err != nil || !ok {
-			return 0, errors.New("dictionary batch without data")
+			return 0, 0, errors.New("dictionary batch without data")
 		}
 	default:
-		return 0, fmt.Errorf("unexpected message type %d", typ)
+		return 0, 0, fmt.Errorf("unexpected message type %d", typ)
 	}
 	if blk.offset == 8 {
-		return 0, errors.New("file does not start with a schema")
+		return 0, 0, errors.New("file does not start with a schema")
 	}
 	if body > blk.body {
-		return 0, fmt.Errorf("body of %d bytes in a block of %d", body, blk.body)
+		return 0, 0, fmt.Errorf("body of %d bytes in a block of %d", body, blk.body)
 	}
 	// table RecordBatch { length: long; nodes: [FieldNode]; buffers: [Buffer];
 	//                     compression: BodyCompression; variadicBufferCounts: [long]; }
 	if err := arrowFBCheckTable(b, rb); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var rows int64
 	if off, ok := arrowFBField(b, rb, 0); ok && off != 0 && rb+off+8 <= len(b) {
 		rows = int64(binary.LittleEndian.Uint64(b[rb+off:]))
 	}
 	if rows < 0 || rows > maxArrowBatchRows {
-		return 0, fmt.Errorf("batch of %d rows (at most %d)", rows, maxArrowBatchRows)
+		return 0, 0, fmt.Errorf("batch of %d rows (at most %d)", rows, maxArrowBatchRows)
 	}
 	if _, _, _, err := arrowFBVector(b, rb, 1, 16); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if _, _, _, err := arrowFBVector(b, rb, 4, 8); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	bufs, n, _, err := arrowFBVector(b, rb, 2, 16)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	off, _ := arrowFBField(b, rb, 3)
 	compressed := off != 0
@@ -327,24 +444,27 @@ func (r *arrowReader) checkMessage(b []byte, blk arrowBlock) (int64, error) {
 		q := b[bufs+16*i:]
 		off, ln := int64(binary.LittleEndian.Uint64(q)), int64(binary.LittleEndian.Uint64(q[8:]))
 		if off < 0 || ln < 0 || off > body || ln > body-off {
-			return 0, fmt.Errorf("buffer %d outside the body", i)
+			return 0, 0, fmt.Errorf("buffer %d outside the body", i)
 		}
 		if !compressed || ln < 8 {
 			continue
 		}
 		if _, err := r.src.ReadAt(pre[:], start+off); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		u := int64(binary.LittleEndian.Uint64(pre[:]))
 		if u == -1 {
 			continue
 		}
 		if u < 0 || u > limit-total {
-			return 0, fmt.Errorf("buffers decompress to more than %d bytes for %d rows", limit, rows)
+			return 0, 0, fmt.Errorf("buffers decompress to more than %d bytes for %d rows", limit, rows)
 		}
 		total += u
 	}
-	return body, nil
+	if compressed {
+		crb = rb
+	}
+	return body, crb, nil
 }
 
 // nextBatch loads the next batch with rows, releasing the current one. It

@@ -18,14 +18,14 @@ type RequestWriter struct {
 	arrowWriter
 	rows int
 
-	id, sector, cgroup, fromSector                   arrowFixed[uint64]
-	dev, bytes, cat, pid, fromDev                    arrowFixed[uint32]
+	id, sector, cgroup, fromSector                    arrowFixed[uint64]
+	dev, bytes, cat, pid, fromDev                     arrowFixed[uint32]
 	bios, backMerges, frontMerges, requeues, firstBio arrowFixed[uint32]
-	times                                            [5]arrowFixed[int64] // queue, get, insert, issue, complete
-	errno                                            arrowFixed[int16]
-	flags                                            arrowFixed[uint16]
-	comm                                             *arrowDictStrings
-	cols                                             []arrow.ArrayData
+	times                                             [5]arrowFixed[int64] // queue, get, insert, issue, complete
+	errno                                             arrowFixed[int16]
+	flags                                             arrowFixed[uint16]
+	comm                                              *arrowDictStrings
+	cols                                              []arrow.ArrayData
 }
 
 // NewRequestWriter starts a requests file on w, as NewEventWriter does for

@@ -3,9 +3,10 @@ package trace
 // Request is one block-layer request rebuilt from a trace: the bios that
 // joined it and the times of its life cycle. Times not observed are NoTime.
 //
-// Invariants: where set, Queue <= Get <= Insert <= Issue <= Complete, except
-// that a requeued request keeps its first Issue; Bios >= 1 unless the
-// request was already in flight when the capture started (FlagNoQueue).
+// Invariants: where set, Queue <= Get <= Insert <= Issue <= Complete (a
+// requeued request keeps its last Insert and Issue, as btt counts them);
+// Bios >= 1 unless the request was already in flight when the capture
+// started (FlagNoQueue).
 type Request struct {
 	ID     uint64   // position in the order requests were created, from 1; unique within a stream
 	Dev    Dev      // device the request was issued to

@@ -106,8 +106,10 @@ type SummarySeeks struct {
 // after it, else start − previous start; the first I/O of a device seeks
 // from sector 0. Mean is the mean of |distance| (exact); Median is of the
 // signed distances (exact up to 256, else within 0.2%); Modes are the most
-// frequent distances, ascending, with their Count (exact while the device
-// has at most sumModeCap distinct distances, else a space-saving estimate).
+// frequent distances, ascending, with their Count. Modes are exact while a
+// row has at most sumModeCap distinct distances; past that only the first
+// sumModeCap distinct distances are counted (a distance first seen later
+// is never a mode), which keeps memory bounded.
 type SeekStats struct {
 	NSeeks uint64  `json:"nseeks"`
 	Mean   float64 `json:"mean"`
@@ -595,7 +597,7 @@ type sumSeek struct {
 	n                  uint64
 	absSum             float64
 	hist               sumHist
-	modes              map[int64]uint64 // space-saving counters
+	modes              map[int64]uint64 // counts of the first sumModeCap distinct distances
 }
 
 // add records the I/O [start, end) and its seek distance from the previous.
@@ -624,18 +626,7 @@ func (s *sumSeek) addDist(d int64) {
 	}
 	if _, ok := s.modes[d]; ok || len(s.modes) < sumModeCap {
 		s.modes[d]++
-		return
 	}
-	// Space-saving: replace the least counted distance (smallest on ties).
-	var minK int64
-	var minC uint64 = math.MaxUint64
-	for k, c := range s.modes {
-		if c < minC || (c == minC && k < minK) {
-			minK, minC = k, c
-		}
-	}
-	delete(s.modes, minK)
-	s.modes[d] = minC + 1
 }
 
 func (s *sumSeek) result() SeekStats {

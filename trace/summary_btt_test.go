@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -163,5 +164,56 @@ func TestSummaryMatchesBTTRecorded(t *testing.T) {
 			sum := summarize(t, name, trace.SummaryOptions{BTT: true})
 			checkBTT(t, sum, rep)
 		})
+	}
+}
+
+// TestSummaryJSONKeys checks the keys docs/cli.md promises for stats --json,
+// on a real fixture, and the native mode's values on it.
+func TestSummaryJSONKeys(t *testing.T) {
+	fx := "fx-bfq-2cg-w100-900"
+	sum := summarize(t, filepath.Join(shared.Fixture(t, fx), fx), trace.SummaryOptions{})
+	b, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) any {
+		var cur any = m
+		for _, k := range strings.Split(path, ".") {
+			mm, ok := cur.(map[string]any)
+			if !ok {
+				return nil
+			}
+			cur = mm[k]
+		}
+		return cur
+	}
+	for _, p := range []string{"events.total", "events.by_action.Q", "events.by_action.T", "events.by_action.m",
+		"requests.total", "requests.reads", "requests.writes", "requests.bytes_read", "requests.bytes_written",
+		"latency.Q2C.n", "latency.Q2C.p99", "latency.D2C.min", "latency.Q2D.avg", "latency.I2D.max", "latency.Q2G.p50", "latency.G2I.n",
+		"merges.back", "merges.front", "dropped_events", "missing_cpu_files", "cgroups", "processes", "seeks.Q2Q.nseeks", "devices"} {
+		if get(p) == nil {
+			t.Errorf("key %s missing", p)
+		}
+	}
+	// 292 reads of 1 MiB, two cgroups (ids 1181, 1201), all completed.
+	if sum.Requests.Total != 292 || sum.Requests.Reads != 292 || sum.Requests.BytesRead != 292<<20 {
+		t.Errorf("requests %+v", sum.Requests)
+	}
+	if len(sum.Cgroups) != 2 || sum.Cgroups[0].ID != 1181 || sum.Cgroups[1].ID != 1201 ||
+		sum.Cgroups[0].Bytes+sum.Cgroups[1].Bytes != sum.Requests.BytesRead {
+		t.Errorf("cgroups %+v", sum.Cgroups)
+	}
+	if sum.Events.ByAction["Q"] != 292 || sum.Events.ByAction["m"] != 6688 {
+		t.Errorf("by_action %v", sum.Events.ByAction)
+	}
+	// Percentiles lie within [min, max] and in order.
+	for name, l := range map[string]trace.LatencyStats{"Q2C": sum.Latency.Q2C, "D2C": sum.Latency.D2C} {
+		if !(l.Min <= l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max) {
+			t.Errorf("%s: %+v", name, l)
+		}
 	}
 }

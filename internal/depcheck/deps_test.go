@@ -30,7 +30,7 @@ var policy = map[string][]string{
 	"device":          {"replay", "trace"},
 	"diff":            {"trace"},
 	"synth":           {"trace"},
-	"tui":             {"diff", "trace", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
+	"tui":             {"diff", "trace", "tui/*", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
 	"internal/shared": {},
 	"cmd/tracesched":  {"*"},
 }
@@ -53,6 +53,10 @@ func allowed(imp string, allow []string) bool {
 		switch {
 		case a == "*":
 			return true
+		case strings.HasSuffix(a, "/*"): // a module subtree
+			if strings.HasPrefix(imp, module+"/"+strings.TrimSuffix(a, "*")) {
+				return true
+			}
 		case strings.Contains(a, "."): // third-party prefix
 			if strings.HasPrefix(imp, a) {
 				return true

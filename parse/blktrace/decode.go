@@ -68,6 +68,8 @@ type decoder struct {
 	cpuMismatch uint64 // records whose cpu != fileCPU (when fileCPU >= 0)
 	unknown     uint64 // records with an action this reader does not know (skipped)
 	records     uint64
+	firstCPU    uint32
+	multiCPU    bool // records of more than one CPU: a combined stream
 
 	err error // sticky
 }
@@ -294,6 +296,11 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 	*ev = trace.Event{Time: trace.Time(int64(t)), CPU: cpu, Dev: trace.Dev(dev), Cat: cat, PID: pid}
 	if d.fileCPU >= 0 && int64(cpu) != d.fileCPU {
 		d.cpuMismatch++
+	}
+	if d.records == 1 {
+		d.firstCPU = cpu
+	} else if cpu != d.firstCPU {
+		d.multiCPU = true
 	}
 	if action&actCgroup != 0 {
 		if len(pdu) < 8 {

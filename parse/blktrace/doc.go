@@ -125,6 +125,11 @@
 // decompressed on the fly), so memory does not grow with the capture; I/O
 // events are decoded without allocation.
 //
+// BUG: only the notes before a dump's first I/O event are clamped. A dump
+// that blkparse 1.2.0 wrote from cgroup-tagged traces keeps the tagged
+// messages it mistook for unknown notes at absolute times further in; they
+// come out at their absolute time minus the origin, out of order.
+//
 // BUG: a live `blktrace -o -` stream interleaves relay chunks of several
 // CPUs out of time order; it is read in stream order, not re-sorted as
 // blkparse's pipe mode does.

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -71,6 +75,9 @@ func TestByteOrderAndVersions(t *testing.T) {
 				want, r := readStream(t, raw, "le")
 				if len(want) == 0 {
 					t.Fatal("no events")
+				}
+				if src := r.Meta().Source; src != "blktrace" {
+					t.Errorf("source %q", src)
 				}
 				origin := r.Meta().Origin
 				be := swapV7(t, raw)
@@ -158,6 +165,19 @@ func TestFtraceBin(t *testing.T) {
 	}
 	if r.Dropped() != 0 {
 		t.Errorf("dropped %d in a stream without sequence numbers", r.Dropped())
+	}
+	// The same stream zstd-compressed, through Open.
+	var zb bytes.Buffer
+	zw, _ := zstd.NewWriter(&zb)
+	zw.Write(stream)
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "trace_pipe.bin.zst")
+	if err := os.WriteFile(p, zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got2, in2 := openAll(t, p)
+	if d := in2.Diagnostics(); d.Format != "ftrace-bin+zstd" || !reflect.DeepEqual(got2, want) {
+		t.Errorf("via Open: format %q, events equal %v", d.Format, reflect.DeepEqual(got2, want))
 	}
 	// A 6.19-style mis-synthesized record: header and record disagree.
 	bad := bytes.Clone(stream)

@@ -12,7 +12,8 @@ import (
 // equal times come in reader order (the reader passed first wins), and
 // events of one reader keep their order, so the output is deterministic.
 type MergeReader struct {
-	m merger
+	scratch trace.Event
+	m       merger
 }
 
 // NewMergeReader returns a MergeReader over rs. The first error other than
@@ -30,9 +31,10 @@ func NewMergeReader(rs ...trace.EventReader) *MergeReader {
 // ReadEvent returns the earliest pending event, or io.EOF once every reader
 // is exhausted.
 func (mr *MergeReader) ReadEvent() (trace.Event, error) {
-	var ev trace.Event
-	err := mr.m.next(&ev)
-	return ev, err
+	// The scratch event lives in the reader: a local would escape
+	// through the source interface and cost an allocation per event.
+	err := mr.m.next(&mr.scratch)
+	return mr.scratch, err
 }
 
 type eventReaderSource struct{ r trace.EventReader }
@@ -71,13 +73,24 @@ func (h *cursorHeap) Pop() any {
 	return c
 }
 
+// topIsMin reports whether the top cursor still orders before its
+// children, so that the heap needs no Fix: the common case when one CPU
+// produces a run of events.
+func (h cursorHeap) topIsMin() bool {
+	if !h.Less(0, 1) {
+		return false
+	}
+	return len(h) < 3 || h.Less(0, 2)
+}
+
 // merger is the merge over raw sources, shared by MergeReader and Input.
 //
 //  1. On the first call every source's first event is read into a cursor
 //     and the cursors are heapified.
 //  2. Each call copies the top cursor's event out, reads that source's next
-//     event into the cursor and restores the heap with one Fix; an
-//     exhausted source is popped.
+//     event into the cursor and, unless the cursor still orders before its
+//     children, restores the heap with one Fix; an exhausted source is
+//     popped.
 type merger struct {
 	srcs    []rawSource
 	h       cursorHeap
@@ -121,7 +134,7 @@ func (m *merger) next(ev *trace.Event) error {
 		heap.Pop(&m.h)
 		return nil
 	}
-	if len(m.h) > 1 {
+	if len(m.h) > 1 && !m.h.topIsMin() {
 		heap.Fix(&m.h, 0)
 	}
 	return nil

@@ -48,12 +48,24 @@ type Diagnostics struct {
 // (per-CPU files merged by time), with the exceptions the package
 // documentation lists.
 type Input struct {
+	scratch trace.Event
 	p       pipeline
 	source  string
 	diag    Diagnostics
 	closers []io.Closer
 	decs    []*decoder
 	text    *textParser
+	single  bool // one binary stream: its Source is decided by its content
+}
+
+func (in *Input) sourceName() string {
+	switch {
+	case in.text != nil:
+		return in.text.source()
+	case in.single:
+		return binarySource(in.source, in.decs[0], &in.p)
+	}
+	return in.source
 }
 
 var perCPUName = regexp.MustCompile(`^(.+)\.blktrace\.(\d+)(\.zst|\.gz)?$`)
@@ -147,7 +159,7 @@ func openSet(base string) (*Input, error) {
 			continue
 		}
 		cpu, err := strconv.Atoi(m[2])
-		if err != nil || cpu > 1<<20 {
+		if err != nil || cpu > 1<<16 {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
@@ -239,7 +251,7 @@ func openStream(f io.Reader, name string, closer io.Closer) (*Input, error) {
 			in.Close()
 			return nil, err
 		}
-		in.source = "blkparse-dump"
+		in.single = true
 		if s.ftrace {
 			in.source = "ftrace-bin"
 		}
@@ -303,19 +315,18 @@ func (f closerFunc) Close() error { return f() }
 // Errors are sticky: a *FormatError (binary) or *SyntaxError (text) names
 // the file and position.
 func (in *Input) ReadEvent() (trace.Event, error) {
-	var ev trace.Event
-	err := in.p.next(&ev)
-	return ev, err
+	// The scratch event lives in the reader: a local would escape
+	// through the source interface and cost an allocation per event.
+	err := in.p.next(&in.scratch)
+	return in.scratch, err
 }
 
-// Meta describes the capture. Devices and the wall clock are complete once
-// ReadEvent has returned io.EOF.
+// Meta describes the capture: Source (see trace.Meta), Devices (every
+// Event.Dev seen, ascending; remap sources only as FromDev are not listed),
+// Origin and the wall clock at it. Devices and the wall clock are complete
+// once ReadEvent has returned io.EOF.
 func (in *Input) Meta() trace.Meta {
-	src := in.source
-	if in.text != nil {
-		src = in.text.source()
-	}
-	return in.p.meta(src)
+	return in.p.meta(in.sourceName())
 }
 
 // Diagnostics returns what was read so far: complete after io.EOF.
@@ -328,12 +339,10 @@ func (in *Input) Diagnostics() Diagnostics {
 		d.CPUMismatch += dec.cpuMismatch
 		d.UnknownActions += dec.unknown
 	}
-	src := in.source
 	if in.text != nil {
-		src = in.text.source()
 		d.DroppedEvents += in.text.lost
 	}
-	d.Format = src + in.diag.Format
+	d.Format = in.sourceName() + in.diag.Format
 	return d
 }
 

@@ -12,6 +12,14 @@ import (
 // record's time becomes the origin.
 const maxPrefix = 4096
 
+const commCacheSize = 16
+
+type commEntry struct {
+	pid  uint32
+	ok   bool
+	comm string
+}
+
 // pipeline turns raw events (recording-clock times) into the events readers
 // return:
 //
@@ -40,10 +48,13 @@ type pipeline struct {
 	lastPID  uint32
 	lastComm string
 	lastOK   bool
+	cache    [commCacheSize]commEntry // direct-mapped by pid: skips most map lookups
 
 	devs    []trace.Dev
 	lastDev trace.Dev
 	haveDev bool
+
+	clamped bool // notes were clamped: the stream is a blkparse -d dump
 
 	haveWall          bool
 	wallSec, wallNsec uint32
@@ -85,6 +96,7 @@ func (p *pipeline) start() error {
 		e := &p.prefix[i]
 		if e.Action.IsNotify() && int64(e.Time) > p.origin {
 			e.Time = trace.Time(p.origin)
+			p.clamped = true
 			if e.Action == trace.ActionTimestamp && !p.haveWall {
 				// Absolute note in a dump: its wall clock stands for the origin
 				// only approximately (the dump lost the genesis).
@@ -137,9 +149,12 @@ func (p *pipeline) next(ev *trace.Event) error {
 		if p.lastOK && p.lastPID == ev.PID {
 			ev.Comm = p.lastComm
 		} else {
-			c := p.comms[ev.PID]
-			p.lastPID, p.lastComm, p.lastOK = ev.PID, c, true
-			ev.Comm = c
+			e := &p.cache[ev.PID%commCacheSize]
+			if !e.ok || e.pid != ev.PID {
+				*e = commEntry{pid: ev.PID, ok: true, comm: p.comms[ev.PID]}
+			}
+			p.lastPID, p.lastComm, p.lastOK = ev.PID, e.comm, true
+			ev.Comm = e.comm
 		}
 	}
 	if ev.Action == trace.ActionTimestamp && !p.haveWall {
@@ -158,6 +173,7 @@ func (p *pipeline) setComm(pid uint32, comm string) {
 		p.comms = make(map[uint32]string)
 	}
 	p.comms[pid] = comm
+	p.cache[pid%commCacheSize] = commEntry{pid: pid, ok: true, comm: comm}
 	p.lastPID, p.lastComm, p.lastOK = pid, comm, true
 }
 

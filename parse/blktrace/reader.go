@@ -17,9 +17,10 @@ import (
 // order: nondecreasing Time for relay files and dumps, except for the notes
 // a dump keeps at its front (see the package documentation).
 type Reader struct {
-	dec    *decoder
-	p      pipeline
-	source string
+	scratch trace.Event
+	dec     *decoder
+	p       pipeline
+	source  string
 }
 
 // NewReader returns a Reader for the binary stream r; name is used in error
@@ -36,11 +37,8 @@ func newReader(r io.Reader, name string, fileCPU int64, source string) (*Reader,
 	if err != nil {
 		return nil, err
 	}
-	if source == "" {
-		source = "blkparse-dump"
-		if s.ftrace {
-			source = "ftrace-bin"
-		}
+	if source == "" && s.ftrace {
+		source = "ftrace-bin"
 	}
 	rd := &Reader{dec: dec, source: source}
 	rd.p.src = dec
@@ -81,15 +79,30 @@ func openDecoder(r io.Reader, name string, fileCPU int64, buf []byte) (*decoder,
 // ReadEvent returns the next event, or io.EOF at the end of the stream.
 // Errors (a *FormatError for malformed input) are sticky.
 func (r *Reader) ReadEvent() (trace.Event, error) {
-	var ev trace.Event
-	err := r.p.next(&ev)
-	return ev, err
+	// The scratch event lives in the reader: a local would escape
+	// through the source interface and cost an allocation per event.
+	err := r.p.next(&r.scratch)
+	return r.scratch, err
 }
 
-// Meta describes the stream: Source is "blkparse-dump" or "ftrace-bin",
-// Origin the absolute time of the first I/O event. Devices and the wall
+// Meta describes the stream: Source is "ftrace-bin" for ftrace framing,
+// "blkparse-dump" for a combined stream (records of several CPUs, or notes
+// with absolute times before rebased events), else "blktrace"; Origin is
+// the absolute time of the first I/O event. Source, Devices and the wall
 // clock are complete once ReadEvent has returned io.EOF.
-func (r *Reader) Meta() trace.Meta { return r.p.meta(r.source) }
+func (r *Reader) Meta() trace.Meta { return r.p.meta(binarySource(r.source, r.dec, &r.p)) }
+
+// binarySource names the format of a single binary stream from what was
+// read of it.
+func binarySource(fixed string, d *decoder, p *pipeline) string {
+	switch {
+	case fixed != "":
+		return fixed
+	case d.multiCPU || p.clamped:
+		return "blkparse-dump"
+	}
+	return "blktrace"
+}
 
 // Dropped returns the number of events missing from the per-(device, CPU)
 // sequence numbers of the I/O records read so far.

@@ -16,6 +16,9 @@ import (
 func benchOpen(b *testing.B, name string) {
 	var rawBytes int64
 	files, _ := filepath.Glob(filepath.Join(name, "*.blktrace.*"))
+	if len(files) == 0 {
+		files, _ = filepath.Glob(name + ".blktrace.*")
+	}
 	for _, f := range files {
 		if filepath.Ext(f) == ".zst" {
 			rawBytes += int64(len(zstdFile(b, f)))
@@ -87,6 +90,11 @@ func BenchmarkReadEvent(b *testing.B) {
 	b.Run("recorded/g-bfq-large-nomsg", func(b *testing.B) {
 		benchOpen(b, shared.Path(b, "captures", "recorded", "g-bfq-large-nomsg"))
 	})
+	// Any input, e.g. the files blkparse is timed on:
+	// TRACESCHED_BENCH_INPUT=/tmp/bp/g-nocg go test -bench ReadEvent/env
+	if p := os.Getenv("TRACESCHED_BENCH_INPUT"); p != "" {
+		b.Run("env", func(b *testing.B) { benchOpen(b, p) })
+	}
 	b.Run("decode/g-bfq-large-nomsg.1", func(b *testing.B) {
 		dir := shared.Path(b, "captures", "recorded", "g-bfq-large-nomsg")
 		benchDecode(b, zstdFile(b, filepath.Join(dir, "g-bfq-large-nomsg.blktrace.1.zst")))

@@ -16,8 +16,8 @@ func TestTextMatchesBinary(t *testing.T) {
 		t.Run(fx, func(t *testing.T) {
 			bin, _ := openAll(t, fixtureFile(t, fx, ".blktrace.0.zst"))
 			txt, tin := openAll(t, fixtureFile(t, fx, ".blkparse.txt.zst"))
-			if m := tin.Meta(); m.Source != "blkparse-text" {
-				t.Errorf("text source %q", m.Source)
+			if m, d := tin.Meta(), tin.Diagnostics(); m.Source != "blkparse-text" || d.Format != "blkparse-text+zstd" || m.Origin != 0 {
+				t.Errorf("text meta %+v, diagnostics %+v", m, d)
 			}
 			var io []trace.Event
 			for _, ev := range bin {

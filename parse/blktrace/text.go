@@ -33,8 +33,9 @@ const maxLine = 64 << 10
 // that print a byte count. The Cat of a text event holds the RWBS bits plus
 // the family bit of its action (QUEUE, ISSUE, COMPLETE, REQUEUE, NOTIFY).
 type TextReader struct {
-	tp *textParser
-	p  pipeline
+	scratch trace.Event
+	tp      *textParser
+	p       pipeline
 }
 
 // NewTextReader returns a TextReader over r; name is used in errors. It
@@ -53,9 +54,10 @@ func NewTextReader(r io.Reader, name string) (*TextReader, error) {
 // ReadEvent returns the next event, or io.EOF at the end. A line that
 // cannot be parsed gives a *SyntaxError with its line and column.
 func (tr *TextReader) ReadEvent() (trace.Event, error) {
-	var ev trace.Event
-	err := tr.p.next(&ev)
-	return ev, err
+	// The scratch event lives in the reader: a local would escape
+	// through the source interface and cost an allocation per event.
+	err := tr.p.next(&tr.scratch)
+	return tr.scratch, err
 }
 
 // Meta describes the text: Source "blkparse-text" or "ftrace-text".

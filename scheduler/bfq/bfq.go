@@ -75,6 +75,9 @@ const (
 
 // Scheduler is the BFQ model of one device (struct bfq_data).
 type Scheduler struct {
+	logBuf []byte     // message buffer reused by logStart
+	rqFree []*rqState // recycled per-request states
+
 	h    replay.Host
 	feat features
 	hz   int64
@@ -466,6 +469,39 @@ func (s *Scheduler) logq(level int, q *queue, format string, args ...any) {
 		pid = uint32(q.pid)
 	}
 	s.h.Log(s.now, pid, q.g.cgroupID(), text)
+}
+
+// logStart starts a bfq_log_bfqq message in the reused buffer: the queue's
+// name, a space and head. Callers check the log level first, append the rest
+// with strconv and hand the buffer to logEmit: no fmt, no boxing, one
+// allocation (the string) per message.
+func (s *Scheduler) logStart(q *queue, head string) []byte {
+	b := append(s.logBuf[:0], q.name()...)
+	b = append(b, ' ')
+	return append(b, head...)
+}
+
+// logEmit sends a message built from logStart.
+func (s *Scheduler) logEmit(q *queue, b []byte) {
+	s.logBuf = b
+	pid := q.lastPID
+	if q.pid > 0 {
+		pid = uint32(q.pid)
+	}
+	s.h.Log(s.now, pid, q.g.cgroupID(), string(b))
+}
+
+// logMayBudgetTimeout logs "may_budget_timeout: wait_request %d left %d
+// timeout %d" (bfq_may_expire_for_budg_timeout; the idle-arm form says
+// wait_request 1).
+func (s *Scheduler) logMayBudgetTimeout(q *queue, waitRequest bool) {
+	b := s.logStart(q, "may_budget_timeout: wait_request ")
+	b = append(b, byte('0'+b2i(waitRequest)))
+	b = append(b, " left "...)
+	b = append(b, byte('0'+b2i(q.budgetLeft() >= q.entity.budget/3)))
+	b = append(b, " timeout "...)
+	b = append(b, byte('0'+b2i(s.budgetTimeout(q))))
+	s.logEmit(q, b)
 }
 
 // logd logs a bfq_log message ("bfq " + text).

@@ -1,6 +1,8 @@
 package bfq
 
 import (
+	"strconv"
+
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
 )
@@ -212,8 +214,7 @@ func (s *Scheduler) budgetTimeout(q *queue) bool { return s.nowJ >= q.budgetTime
 // mayExpireForBudgTimeout is bfq_may_expire_for_budg_timeout.
 func (s *Scheduler) mayExpireForBudgTimeout(q *queue) bool {
 	if s.logLevel >= logAll {
-		s.logq(logAll, q, "may_budget_timeout: wait_request %d left %d timeout %d",
-			b2i(q.waitRequest), b2i(q.budgetLeft() >= q.entity.budget/3), b2i(s.budgetTimeout(q)))
+		s.logMayBudgetTimeout(q, q.waitRequest)
 	}
 	return (!q.waitRequest || q.budgetLeft() >= q.entity.budget/3) && s.budgetTimeout(q)
 }
@@ -250,8 +251,9 @@ func (s *Scheduler) armSliceTimer() {
 	s.idleTimerQ = q
 	s.totalIdleArms++
 	s.h.ArmTimer(idleTimerID, s.now+trace.Time(sl))
-	s.logq(logDecisions, q, "may_budget_timeout: wait_request %d left %d timeout %d",
-		1, b2i(q.budgetLeft() >= q.entity.budget/3), b2i(s.budgetTimeout(q)))
+	if s.logLevel >= logDecisions {
+		s.logMayBudgetTimeout(q, true)
+	}
 }
 
 func (s *Scheduler) cancelIdleTimer() {
@@ -387,8 +389,18 @@ func (s *Scheduler) expire(q *queue, compensate bool, reason int) {
 			q.softrtUpdate = true
 		}
 	}
-	s.logq(logDecisions, q, "expire (%d, slow %d, num_disp %d, short_ttime %d)",
-		reason, b2i(slow), q.dispatched, b2i(q.shortTtime))
+	if s.logLevel >= logDecisions {
+		// "expire (%d, slow %d, num_disp %d, short_ttime %d)"
+		b := s.logStart(q, "expire (")
+		b = strconv.AppendInt(b, int64(reason), 10)
+		b = append(b, ", slow "...)
+		b = strconv.AppendInt(b, int64(b2i(slow)), 10)
+		b = append(b, ", num_disp "...)
+		b = strconv.AppendInt(b, int64(q.dispatched), 10)
+		b = append(b, ", short_ttime "...)
+		b = strconv.AppendInt(b, int64(b2i(q.shortTtime)), 10)
+		s.logEmit(q, append(b, ')'))
+	}
 	s.totalExpirations[reason]++
 	s.rqsInjected = false
 	s.recalcBudget(q, reason)
@@ -449,7 +461,10 @@ func (s *Scheduler) setInService() *queue {
 		s.lastBudgetStart = int64(s.now)
 		q.budgetTimeoutJ = s.nowJ + s.timeoutJ*coeff
 		s.wrLoggedThisSlot = false
-		s.logq(logDecisions, q, "set_in_service_queue, cur-budget = %d", q.entity.budget)
+		if s.logLevel >= logDecisions {
+			b := s.logStart(q, "set_in_service_queue, cur-budget = ")
+			s.logEmit(q, strconv.AppendInt(b, int64(q.entity.budget), 10))
+		}
 	}
 	s.inService = q
 	if !s.feat.staleInServLastPos {
@@ -584,8 +599,20 @@ func (s *Scheduler) updateWrData(q *queue) {
 			lvl = logDecisions
 			s.wrLoggedThisSlot = true
 		}
-		s.logq(lvl, q, "raising period dur %d/%d msec, old coeff %d, w %d(%d)",
-			s.jiffiesToMsecs(s.nowJ-q.lastWrStartFin), s.jiffiesToMsecs(q.wrCurMaxTime), q.wrCoeff, e.weight, e.origWeight)
+		if s.logLevel >= lvl {
+			// "raising period dur %d/%d msec, old coeff %d, w %d(%d)"
+			b := s.logStart(q, "raising period dur ")
+			b = strconv.AppendInt(b, (s.jiffiesToMsecs(s.nowJ - q.lastWrStartFin)), 10)
+			b = append(b, '/')
+			b = strconv.AppendInt(b, (s.jiffiesToMsecs(q.wrCurMaxTime)), 10)
+			b = append(b, " msec, old coeff "...)
+			b = strconv.AppendInt(b, int64(q.wrCoeff), 10)
+			b = append(b, ", w "...)
+			b = strconv.AppendInt(b, int64(e.weight), 10)
+			b = append(b, '(')
+			b = strconv.AppendInt(b, int64(e.origWeight), 10)
+			s.logEmit(q, append(b, ')'))
+		}
 		if q.inLargeBurst {
 			s.endWr(q)
 		} else if s.nowJ > q.lastWrStartFin+q.wrCurMaxTime {
@@ -894,7 +921,14 @@ func (s *Scheduler) Insert(now trace.Time, rq *replay.Request) {
 	b := s.bicFor(rq.PID, rq.Cgroup)
 	sync := rq.IsSync()
 	q := s.queueForInsert(b, sync, rq.PID)
-	r := &rqState{rq: rq, q: q}
+	var r *rqState
+	if n := len(s.rqFree); n > 0 {
+		r = s.rqFree[n-1]
+		s.rqFree = s.rqFree[:n-1]
+		r.rq, r.q = rq, q
+	} else {
+		r = &rqState{rq: rq, q: q}
+	}
 	s.seq++
 	r.seq = s.seq
 	rq.Sched = r
@@ -1101,6 +1135,11 @@ func (s *Scheduler) Completed(now trace.Time, rq *replay.Request) {
 		return
 	}
 	q := r.q
+	// The request leaves BFQ: recycle its state (nothing points to it once
+	// dispatched: it left the sort list, the fifo and next_rq).
+	rq.Sched = nil
+	*r = rqState{}
+	s.rqFree = append(s.rqFree, r)
 	s.updateHwTag()
 	s.inDriver--
 	q.dispatched--

@@ -67,6 +67,9 @@ type queue struct {
 
 	injectLimit   int
 	decreaseTimeJ int64
+
+	nameStr string // name() cached for namePid
+	namePid int32
 }
 
 // rqState is BFQ's per-request state (rq->elv.priv), kept in Request.Sched.
@@ -93,7 +96,10 @@ func rqOf(rq *replay.Request) *rqState {
 }
 
 func (q *queue) name() string {
-	return trace.QueueName("bfq", q.pid, q.sync)
+	if q.nameStr == "" || q.namePid != q.pid {
+		q.nameStr, q.namePid = trace.QueueName("bfq", q.pid, q.sync), q.pid
+	}
+	return q.nameStr
 }
 
 func (q *queue) empty() bool { return len(q.sort) == 0 }

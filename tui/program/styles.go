@@ -32,7 +32,9 @@ func NewStyles(r *lipgloss.Renderer) *Styles {
 	if r == nil {
 		r = lipgloss.DefaultRenderer()
 	}
-	c := func(light, dark string) lipgloss.AdaptiveColor { return lipgloss.AdaptiveColor{Light: light, Dark: dark} }
+	c := func(light, dark string) lipgloss.AdaptiveColor {
+		return lipgloss.AdaptiveColor{Light: light, Dark: dark}
+	}
 	return &Styles{
 		Renderer:    r,
 		TabActive:   r.NewStyle().Bold(true).Foreground(c("#000000", "#ffffff")).Background(c("#a8d8ff", "#2f5f8f")),

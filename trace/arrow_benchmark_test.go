@@ -1,0 +1,98 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+)
+
+// arrowCountWriter counts bytes and discards them.
+type arrowCountWriter struct{ n int64 }
+
+func (w *arrowCountWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkEncodeEvents encodes generated blktrace-like events (see
+// arrowGenEvents), sweeping rows per batch and compression goroutines.
+// Metrics: events/s and bytes/event of the output.
+func BenchmarkEncodeEvents(b *testing.B) {
+	evs := arrowGenEvents(1<<18, 7)
+	for _, rows := range []int{4 << 10, 16 << 10, 64 << 10, 256 << 10} {
+		for _, conc := range []int{1, 2} {
+			b.Run(fmt.Sprintf("rows=%d/conc=%d", rows, conc), func(b *testing.B) {
+				b.ReportAllocs()
+				var out arrowCountWriter
+				n := 0
+				for b.Loop() {
+					out.n = 0
+					w, _ := NewEventWriter(&out, Meta{}, WithBatchRows(rows), WithCompressConcurrency(conc))
+					for i := range evs {
+						if err := w.Write(&evs[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := w.Close(); err != nil {
+						b.Fatal(err)
+					}
+					n += len(evs)
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+				b.ReportMetric(float64(out.n)/float64(len(evs)), "B/event")
+			})
+		}
+	}
+}
+
+// BenchmarkEncodeRequests encodes generated requests (arrowGenRequests).
+func BenchmarkEncodeRequests(b *testing.B) {
+	rqs := arrowGenRequests(1<<17, 7)
+	for _, rows := range []int{4 << 10, 64 << 10} {
+		for _, conc := range []int{1, 2} {
+			b.Run(fmt.Sprintf("rows=%d/conc=%d", rows, conc), func(b *testing.B) {
+				b.ReportAllocs()
+				var out arrowCountWriter
+				n := 0
+				for b.Loop() {
+					out.n = 0
+					w, _ := NewRequestWriter(&out, Meta{}, WithBatchRows(rows), WithCompressConcurrency(conc))
+					for i := range rqs {
+						if err := w.Write(&rqs[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := w.Close(); err != nil {
+						b.Fatal(err)
+					}
+					n += len(rqs)
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "requests/s")
+				b.ReportMetric(float64(out.n)/float64(len(rqs)), "B/request")
+			})
+		}
+	}
+}
+
+// BenchmarkDecodeEvents reads back an events file of generated events.
+func BenchmarkDecodeEvents(b *testing.B) {
+	evs := arrowGenEvents(1<<18, 7)
+	data := encodeEventsForTest(b, evs, Meta{})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	n := 0
+	for b.Loop() {
+		r, err := OpenEvents(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := r.ReadEvent(); err == io.EOF {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		r.Close()
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}

@@ -1,0 +1,144 @@
+package tui_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/tracesched/tracesched/tui"
+)
+
+// keys turns a description into key messages: single characters, or names
+// in angle brackets (<enter>, <esc>, <tab>, <left>, <pgdown>…).
+func keys(s string) []tea.KeyMsg {
+	named := map[string]tea.KeyType{
+		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "left": tea.KeyLeft, "right": tea.KeyRight,
+		"up": tea.KeyUp, "down": tea.KeyDown, "pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "ctrl+c": tea.KeyCtrlC,
+	}
+	var out []tea.KeyMsg
+	for len(s) > 0 {
+		if s[0] == '<' {
+			if j := strings.IndexByte(s, '>'); j > 0 {
+				out = append(out, tea.KeyMsg{Type: named[s[1:j]]})
+				s = s[j+1:]
+				continue
+			}
+		}
+		r := []rune(s)[0]
+		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		s = s[len(string(r)):]
+	}
+	return out
+}
+
+// press sends keys to m, running no commands (the model routes
+// synchronously), and returns the model.
+func press(t *testing.T, m tea.Model, s string) tui.Model {
+	t.Helper()
+	for _, k := range keys(s) {
+		m, _ = m.Update(k)
+	}
+	return m.(tui.Model)
+}
+
+func newModel(t *testing.T, w, h int) tui.Model {
+	t.Helper()
+	res, info := fixtureResult(t)
+	m := tui.New(res, info, tui.WithRenderer(asciiRenderer()))
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return nm.(tui.Model)
+}
+
+// TestViews renders every view at 80x24 and 120x40 with the ASCII
+// profile and compares it with testdata/TestViews/<view>_<size>.golden
+// (go test ./tui -run TestViews -update rewrites them).
+func TestViews(t *testing.T) {
+	cases := []struct {
+		name string
+		keys string
+	}{
+		{"overview", ""},
+		{"divergences", "2"},
+		{"divergences_sorted_by_time", "2s"},
+		{"divergences_filtered", "2/cg1<enter>"},
+		{"timeline", "3"},
+		{"timeline_divergence", "2<enter>"},
+		{"timeline_cgroup_lanes_zoomed", "2<enter>c++ll"},
+		{"bandwidth", "4"},
+		{"queues", "5j"},
+		{"help", "3?"},
+	}
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s_%dx%d", c.name, size[0], size[1]), func(t *testing.T) {
+				m := press(t, newModel(t, size[0], size[1]), c.keys)
+				out := m.View()
+				checkScreen(t, out, size[0], size[1])
+				golden.RequireEqual(t, []byte(out))
+			})
+		}
+	}
+}
+
+// checkScreen checks a frame fits the screen exactly.
+func checkScreen(t *testing.T, out string, w, h int) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	if len(lines) != h {
+		t.Errorf("%d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := len([]rune(l)); n > w {
+			t.Errorf("line %d is %d cells wide, want <= %d: %q", i, n, w, l)
+		}
+	}
+}
+
+func TestResizeAndTinyScreens(t *testing.T) {
+	m := newModel(t, 80, 24)
+	for _, size := range [][2]int{{200, 60}, {60, 15}, {30, 5}, {80, 24}} {
+		nm, _ := m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		m = nm.(tui.Model)
+		for v := range 5 {
+			m = press(t, m, fmt.Sprint(v+1))
+			checkScreen(t, m.View(), size[0], size[1])
+		}
+	}
+}
+
+func TestNavigation(t *testing.T) {
+	m := newModel(t, 80, 24)
+	if m.ActiveView() != tui.ViewOverview {
+		t.Fatalf("starts on %v", m.ActiveView())
+	}
+	m = press(t, m, "<tab><tab>")
+	if m.ActiveView() != tui.ViewTimeline {
+		t.Errorf("tab tab: %v", m.ActiveView())
+	}
+	m = press(t, m, "2<enter>")
+	if m.ActiveView() != tui.ViewTimeline {
+		t.Fatalf("enter on a divergence: %v", m.ActiveView())
+	}
+	d, _ := m.Divergences().Selected()
+	if got := m.Timeline().Cursor(); got != d.RealStart {
+		t.Errorf("cursor %v, want the divergence's start %v", got, d.RealStart)
+	}
+	m = press(t, m, "<esc>")
+	if m.ActiveView() != tui.ViewDivergences {
+		t.Errorf("esc: %v, want back to divergences", m.ActiveView())
+	}
+	// While the filter has the keyboard, q types.
+	m = press(t, m, "/q")
+	if m.Divergences().Filter() != "q" || !m.Divergences().Capturing() {
+		t.Errorf("filter %q capturing %v", m.Divergences().Filter(), m.Divergences().Capturing())
+	}
+	m = press(t, m, "<esc>")
+	if m.Divergences().Filter() != "" || m.Divergences().Capturing() {
+		t.Errorf("esc keeps filter %q", m.Divergences().Filter())
+	}
+	if _, cmd := m.Update(keys("q")[0]); cmd == nil {
+		t.Error("q does not quit")
+	}
+}
