@@ -9,15 +9,22 @@ const mib = 1 << 20
 
 // Cgroup compares one cgroup's bandwidth on the two sides. Bytes count
 // toward the window and the side in which their bio completed.
+//
+// Bandwidth is measured over each cgroup's own active span on each side,
+// from its first bio's Q to its last bio's C, and shares are shares of
+// that bandwidth: what each cgroup received while it was active. A
+// closed-loop replay moves exactly the captured bytes for every cgroup, so
+// shares of bytes would agree by construction; a scheduler that favours a
+// cgroup finishes its bytes sooner, and that shows here.
 type Cgroup struct {
 	ID     uint64 `json:"id"`
 	Path   string `json:"path"`
 	Weight int    `json:"weight"` // Options.Weights[ID], 0 when unknown
 
-	RealMiBps      float64 `json:"real_mib_per_s"`      // bytes / the real side's active span
-	PredMiBps      float64 `json:"predicted_mib_per_s"` // bytes / the predicted side's active span
-	RealShare      float64 `json:"real_share"`          // fraction of the real side's bytes, 0..1
-	PredShare      float64 `json:"predicted_share"`     // fraction of the predicted side's bytes
+	RealMiBps      float64 `json:"real_mib_per_s"`      // bytes / the cgroup's active span on the real side
+	PredMiBps      float64 `json:"predicted_mib_per_s"` // bytes / the cgroup's active span on the predicted side
+	RealShare      float64 `json:"real_share"`          // RealMiBps / the sum of RealMiBps over cgroups, 0..1
+	PredShare      float64 `json:"predicted_share"`     // PredMiBps / the sum of PredMiBps over cgroups
 	ShareError     float64 `json:"share_error"`         // PredShare - RealShare
 	BandwidthError float64 `json:"bandwidth_error"`     // (PredMiBps - RealMiBps) / RealMiBps; 0 when RealMiBps is 0
 	// Slowdown = RealMiBps / PredMiBps: how much longer the prediction takes
@@ -65,8 +72,9 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	bw := Bandwidth{WindowSeconds: opts.Window.Seconds(), Windows: nw, Fairness: 1}
 
 	type acc struct {
-		bytes [2]uint64
-		win   [2][]uint64
+		bytes       [2]uint64
+		win         [2][]uint64
+		first, last [2]int64 // active span: first Q, last C (ns)
 	}
 	cgs := map[uint64]*acc{}
 	var tot [2]uint64
@@ -79,9 +87,14 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 			}
 			a := cgs[b.Cgroup]
 			if a == nil {
-				a = &acc{win: [2][]uint64{make([]uint64, nw), make([]uint64, nw)}}
+				a = &acc{win: [2][]uint64{make([]uint64, nw), make([]uint64, nw)},
+					first: [2]int64{math.MaxInt64, math.MaxInt64}, last: [2]int64{math.MinInt64, math.MinInt64}}
 				cgs[b.Cgroup] = a
 			}
+			if b.Queue.Valid() {
+				a.first[side] = min(a.first[side], int64(b.Queue))
+			}
+			a.last[side] = max(a.last[side], int64(b.Done))
 			w := int(int64(b.Done) / win)
 			a.bytes[side] += uint64(b.Bytes)
 			a.win[side][w] += uint64(b.Bytes)
@@ -89,7 +102,6 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 			totWin[side][w] += uint64(b.Bytes)
 		}
 	}
-	secs := [2]float64{real.Seconds(), pred.Seconds()}
 	ids := make([]uint64, 0, len(cgs))
 	for id := range cgs {
 		ids = append(ids, id)
@@ -99,22 +111,29 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	if len(ids) > 0 {
 		bw.WorstCgroup = ids[0]
 	}
+	// Bandwidth over each cgroup's active span, and the sums for the shares.
+	rate := func(a *acc, side int) float64 {
+		if a.bytes[side] == 0 || a.last[side] <= a.first[side] {
+			return 0
+		}
+		return float64(a.bytes[side]) / mib / (float64(a.last[side]-a.first[side]) / 1e9)
+	}
+	var sum [2]float64
+	for _, a := range cgs {
+		sum[0] += rate(a, 0)
+		sum[1] += rate(a, 1)
+	}
 	minSlow, maxSlow := math.Inf(1), math.Inf(-1)
 	ws := opts.Window.Seconds()
 	for _, id := range ids {
 		a := cgs[id]
 		c := Cgroup{ID: id, Path: cgroupPath(id, real, pred), Weight: opts.Weights[id], RealBytes: a.bytes[0], PredBytes: a.bytes[1]}
-		if secs[0] > 0 {
-			c.RealMiBps = float64(a.bytes[0]) / mib / secs[0]
+		c.RealMiBps, c.PredMiBps = rate(a, 0), rate(a, 1)
+		if sum[0] > 0 {
+			c.RealShare = c.RealMiBps / sum[0]
 		}
-		if secs[1] > 0 {
-			c.PredMiBps = float64(a.bytes[1]) / mib / secs[1]
-		}
-		if tot[0] > 0 {
-			c.RealShare = float64(a.bytes[0]) / float64(tot[0])
-		}
-		if tot[1] > 0 {
-			c.PredShare = float64(a.bytes[1]) / float64(tot[1])
+		if sum[1] > 0 {
+			c.PredShare = c.PredMiBps / sum[1]
 		}
 		c.ShareError = c.PredShare - c.RealShare
 		if c.RealMiBps > 0 {

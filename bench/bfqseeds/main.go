@@ -428,6 +428,18 @@ func shares(reqs []trace.Request, keys []uint64, keyOf func(*trace.Request) uint
 			}
 		}
 	}
+	for _, v := range ok {
+		if v {
+			windows++
+		}
+	}
+	// Keys with think time (psync qd1 processes, rate-capped jobs) are never
+	// backlogged for a whole window: fall back to the window where every key
+	// is active, from the latest first Q to the earliest last C (windows = 0).
+	alo, ahi := first[0], last[0]
+	for i := range keys {
+		alo, ahi = max(alo, first[i]), min(ahi, last[i])
+	}
 	b := make([]float64, len(keys))
 	var sum float64
 	for i := range reqs {
@@ -436,14 +448,13 @@ func shares(reqs []trace.Request, keys []uint64, keyOf func(*trace.Request) uint
 		if !found || q.Complete == trace.NoTime || q.Queue == trace.NoTime {
 			continue
 		}
-		if k := int((q.Complete - lo) / win); ok[k] {
+		in := windows > 0 && ok[int((q.Complete-lo)/win)]
+		if windows == 0 {
+			in = q.Complete >= alo && q.Complete <= ahi
+		}
+		if in {
 			b[j] += float64(q.Bytes)
 			sum += float64(q.Bytes)
-		}
-	}
-	for _, v := range ok {
-		if v {
-			windows++
 		}
 	}
 	for i := range b {
@@ -555,7 +566,7 @@ func printRow(w io.Writer, r Row) {
 	for i, k := range r.Keys {
 		fmt.Fprintf(w, "  %-8s share real %5.1f%% pred %5.1f%%   own-span MiB/s real %6.1f pred %6.1f\n", k, 100*r.RealShare[i], 100*r.PredShare[i], r.RealCgMiBs[i], r.PredCgMiBs[i])
 	}
-	fmt.Fprintf(w, "  backlogged 100 ms windows real %d pred %d\n", r.RealWindows, r.PredWindows)
+	fmt.Fprintf(w, "  shares from: backlogged 100 ms windows real %d pred %d (0 = the all-active window instead)\n", r.RealWindows, r.PredWindows)
 	fmt.Fprintf(w, "  max share error %.2f pp; ratio last/first real %.2f pred %.2f\n", r.MaxShareErrPP, r.RealRatio, r.PredRatio)
 	fmt.Fprintf(w, "  think agreement %.1f%% of %d; logged: real %.1f%% of %d, pred %.1f%% of %d; logged flips real %d pred %d; recomputed pred flips %d; short frac real %.2f pred %.2f\n",
 		100*r.ThinkAgree, r.ThinkCompared, 100*r.RealLogged.Agreement, r.RealLogged.Points, 100*r.PredLogged.Agreement, r.PredLogged.Points, r.RealLoggedFlips, r.PredLoggedFlips, r.PredFlips, r.RealShortFrac, r.PredShortFrac)
