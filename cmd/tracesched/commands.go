@@ -10,5 +10,6 @@ func subcommands(ios *IOStreams) []*cobra.Command {
 		newCalibrateCmd(ios),
 		newReplayCmd(ios),
 		newDiffCmd(ios),
+		newTUICmd(ios),
 	}
 }

@@ -208,3 +208,13 @@ func TestReplayListFeatures(t *testing.T) {
 		t.Errorf("weight out of range: exit %d, want 2", code)
 	}
 }
+
+func TestTUINeedsATerminal(t *testing.T) {
+	in := fixture(t, "fx-bfq-2cg-w100-900")
+	if _, errOut, code := run(t, "tui", in); code != exitUsage || !strings.Contains(errOut, "terminal") {
+		t.Errorf("tui without a terminal: exit %d, stderr %q; want 2 and a word about the terminal", code, errOut)
+	}
+	if _, _, code := run(t, "replay", "--sched", "none", "--tui", "--json", in); code != exitUsage {
+		t.Errorf("--tui with --json: exit %d, want 2", code)
+	}
+}

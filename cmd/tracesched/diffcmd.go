@@ -60,7 +60,7 @@ func diffRun(ios *IOStreams, opts *diffOptions) error {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
 	case opts.tui:
-		return runTUI(ios, result, tuiRunInfo{inputs: []string{opts.real, opts.pred}})
+		return runTUI(ios, result, tuiRunInfo{Inputs: []string{opts.real, opts.pred}, Scheduler: predSide.Meta.Extra["scheduler"], Kernel: predSide.Meta.Kernel})
 	}
 	return result.WriteText(ios.Out, termWidth(ios))
 }

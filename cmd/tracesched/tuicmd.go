@@ -1,30 +1,121 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
+	"os/signal"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/tui"
 )
 
-// tuiRunInfo describes a run for the terminal inspector's overview.
-type tuiRunInfo struct {
-	inputs  []string
-	sched   string
-	kernel  string
-	sets    map[string]string
-	weights map[uint64]int
-	device  string
+func newTUICmd(ios *IOStreams) *cobra.Command {
+	var weights []string
+	cmd := &cobra.Command{
+		Use:   "tui INPUT [PREDICTED]",
+		Short: "Inspect a trace, or a trace against a prediction, in the terminal",
+		Long: `Tui opens the terminal inspector: the headline figures, the ranked divergences
+(filter with /, sort with s, Enter opens one), a timeline of real and predicted dispatch
+side by side with the schedulers' messages inline, per-cgroup bandwidth over time, and
+per-queue think time. With one INPUT it inspects that trace alone. Keys: ? help, Esc
+back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's result.`,
+		Example: `  $ tracesched replay --sched bfq sda -o bfq.arrow
+  $ tracesched tui sda bfq.arrow`,
+		Args: rangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !isTerminal(ios) {
+				return usagef("tui needs a terminal on standard input and output")
+			}
+			real, pred := args[0], args[0]
+			if len(args) == 2 {
+				pred = args[1]
+			}
+			info := tui.RunInfo{Inputs: args}
+			load := func(progress func(done, total int64)) (*diff.Result, tui.RunInfo, error) {
+				realSide, meta, err := loadSideQuiet(real, progress)
+				if err != nil {
+					return nil, info, err
+				}
+				predSide := realSide
+				if len(args) == 2 {
+					if predSide, _, err = loadSideQuiet(pred, progress); err != nil {
+						return nil, info, err
+					}
+					info.Scheduler, info.Kernel = predSide.Meta.Extra["scheduler"], predSide.Meta.Kernel
+				}
+				w, err := parseWeights(weights, meta.Cgroups)
+				if err != nil {
+					return nil, info, err
+				}
+				info.Weights = w
+				return diff.Compare(realSide, predSide, diff.Options{Weights: w}), info, nil
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			return tui.RunLoading(ctx, load, ios.In, ios.Out)
+		},
+	}
+	cmd.Flags().StringArrayVar(&weights, "weight", nil, "cgroup weight `CGROUP=W` to show beside its shares (repeatable)")
+	return cmd
 }
+
+// loadSideQuiet reads a whole input into a diff side, reporting progress
+// as events read (the total is unknown: -1).
+func loadSideQuiet(name string, progress func(done, total int64)) (*diff.Side, trace.Meta, error) {
+	src, err := openInput(name)
+	if err != nil {
+		return nil, trace.Meta{}, err
+	}
+	defer src.Close()
+	side := diff.NewSide(trace.Meta{})
+	var n int64
+	for {
+		ev, err := src.ReadEvent()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, trace.Meta{}, err
+		}
+		side.Add(&ev)
+		n++
+		if n&0xffff == 0 && progress != nil {
+			progress(n, -1)
+		}
+	}
+	meta := src.Meta()
+	side.Meta = meta
+	side.Finish()
+	return side, meta, nil
+}
+
+// tuiRunInfo describes a replay for the inspector's overview.
+type tuiRunInfo = tui.RunInfo
 
 func tuiInfo(opts *replayOptions, sched, kernel string, sets map[string]string, weights map[uint64]int, dev string) tuiRunInfo {
-	return tuiRunInfo{inputs: []string{opts.input}, sched: sched, kernel: kernel, sets: sets, weights: weights, device: dev}
+	return tui.RunInfo{Inputs: []string{opts.input}, Scheduler: sched, Kernel: kernel, Tunables: sets, Weights: weights, Device: dev}
 }
 
-// runTUI opens the terminal inspector (wired when the tui package lands).
+// runTUI opens the terminal inspector on a result.
 func runTUI(ios *IOStreams, res *diff.Result, info tuiRunInfo) error {
-	return usagef("the terminal inspector is not available in this build")
+	if !isTerminal(ios) {
+		return usagef("--tui needs a terminal on standard input and output")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return tui.Run(ctx, res, info, ios.In, ios.Out)
+}
+
+// isTerminal reports whether the streams are the process's terminal.
+func isTerminal(ios *IOStreams) bool {
+	in, ok := ios.In.(*os.File)
+	return ok && ios.OutTTY && term.IsTerminal(int(in.Fd()))
 }
 
 // termWidth returns stdout's width when it is a terminal, else 100.
