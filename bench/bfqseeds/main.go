@@ -31,7 +31,10 @@ import (
 	"github.com/tracesched/tracesched/trace"
 )
 
-var dumpMsgs string
+var (
+	dumpMsgs string
+	msgLimit int
+)
 
 type run struct {
 	Name    string            // row name
@@ -110,9 +113,11 @@ func main() {
 	dir := flag.String("captures", "/work/shared/captures/recorded", "directory of the recorded captures")
 	only := flag.String("only", "", "comma-separated run names (prefixes) to run")
 	asJSON := flag.Bool("json", false, "print JSON rows")
-	msgs := flag.String("msgs", "", "debug: print the first 40 real and predicted messages containing this text")
+	msgs := flag.String("msgs", "", "debug: print real and predicted messages containing this text")
+	limit := flag.Int("msgs-limit", 40, "debug: at most this many messages per side with -msgs")
 	flag.Parse()
 	dumpMsgs = *msgs
+	msgLimit = *limit
 	var rows []Row
 	for _, r := range runs {
 		if *only != "" && !matches(r.Name, *only) {
@@ -197,7 +202,7 @@ func measure(dir string, r run) (Row, error) {
 			for i := range side.Messages {
 				if strings.Contains(side.Messages[i].Text, dumpMsgs) {
 					tot++
-					if n < 40 {
+					if n < msgLimit {
 						n++
 						fmt.Printf("%s %.6f cg%d %s\n", side.Meta.Source, float64(side.Messages[i].Time)/1e9, side.Messages[i].Cgroup, side.Messages[i].Text)
 					}

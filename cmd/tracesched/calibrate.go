@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -56,30 +54,17 @@ half of the capture, scored on the second).`,
 
 // readRequests reads a whole input and returns its rebuilt requests.
 func readRequests(ios *IOStreams, name string) ([]trace.Request, trace.Meta, error) {
-	src, err := openInput(name)
+	var reqs []trace.Request
+	rb := trace.NewRebuilder(func(r *trace.Request) { reqs = append(reqs, *r) }, nil)
+	meta, _, err := readInput(ios, name, "reading", func(e *trace.Event) error {
+		rb.Add(e)
+		return nil
+	})
 	if err != nil {
 		return nil, trace.Meta{}, err
 	}
-	defer src.Close()
-	var reqs []trace.Request
-	rb := trace.NewRebuilder(func(r *trace.Request) { reqs = append(reqs, *r) }, nil)
-	prog := newProgress(ios, "reading")
-	defer prog.Done()
-	for {
-		ev, err := src.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, trace.Meta{}, err
-		}
-		rb.Add(&ev)
-		prog.Add(1)
-	}
 	rb.Close()
-	prog.Done()
-	reportDiagnostics(ios, name, src)
-	return reqs, src.Meta(), nil
+	return reqs, meta, nil
 }
 
 // busiestDevice returns the device with the most issued requests.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,5 +85,45 @@ func reportDiagnostics(ios *IOStreams, name string, src source) {
 	}
 	if diag.UnknownActions > 0 {
 		fmt.Fprintf(ios.ErrOut, "tracesched: %s: %d records with unknown actions skipped\n", name, diag.UnknownActions)
+	}
+}
+
+// readInput opens name, hands every event to fn in order, reports what the
+// reader noticed on stderr, and returns the capture's metadata and
+// diagnostics. Progress is drawn on a terminal's stderr under label.
+func readInput(ios *IOStreams, name, label string, fn func(*trace.Event) error) (trace.Meta, blktrace.Diagnostics, error) {
+	src, err := openInput(name)
+	if err != nil {
+		return trace.Meta{}, blktrace.Diagnostics{}, err
+	}
+	defer src.Close()
+	prog := newProgress(ios, label)
+	err = drain(src, prog.Add, fn)
+	prog.Done()
+	if err != nil {
+		return trace.Meta{}, blktrace.Diagnostics{}, err
+	}
+	reportDiagnostics(ios, name, src)
+	var diag blktrace.Diagnostics
+	if d, ok := src.(diagnoser); ok {
+		diag = d.Diagnostics()
+	}
+	return src.Meta(), diag, nil
+}
+
+// drain reads every event of r into fn, calling tick after each.
+func drain(r trace.EventReader, tick func(n uint64), fn func(*trace.Event) error) error {
+	for {
+		ev, err := r.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(&ev); err != nil {
+			return err
+		}
+		tick(1)
 	}
 }

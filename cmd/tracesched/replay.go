@@ -320,35 +320,17 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 
 // loadSide reads a whole input into a diff side.
 func loadSide(ios *IOStreams, name string) (*diff.Side, trace.Meta, error) {
-	src, err := openInput(name)
+	side := diff.NewSide(trace.Meta{})
+	meta, _, err := readInput(ios, name, "reading "+name, func(e *trace.Event) error {
+		side.Add(e)
+		return nil
+	})
 	if err != nil {
 		return nil, trace.Meta{}, err
 	}
-	defer src.Close()
-	prog := newProgress(ios, "reading "+name)
-	side, err := diff.Load(countingReader{src, prog}, trace.Meta{})
-	prog.Done()
-	if err != nil {
-		return nil, trace.Meta{}, fmt.Errorf("%s: %w", name, err)
-	}
-	meta := src.Meta()
 	side.Meta = meta
-	reportDiagnostics(ios, name, src)
+	side.Finish()
 	return side, meta, nil
-}
-
-// countingReader feeds a progress line.
-type countingReader struct {
-	r trace.EventReader
-	p *progress
-}
-
-func (c countingReader) ReadEvent() (trace.Event, error) {
-	ev, err := c.r.ReadEvent()
-	if err == nil {
-		c.p.Add(1)
-	}
-	return ev, err
 }
 
 // deviceModel loads --device or calibrates from the capture's requests on dev.

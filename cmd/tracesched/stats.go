@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -51,32 +50,15 @@ pass; --btt counts latencies the way btt does, for comparison with its reports.`
 
 // summarize reads a whole input into a Summary.
 func summarize(ios *IOStreams, name string, btt bool) (trace.Summary, trace.Meta, error) {
-	src, err := openInput(name)
+	sum := trace.NewSummarizer(trace.SummaryOptions{BTT: btt})
+	meta, diag, err := readInput(ios, name, "stats", func(e *trace.Event) error {
+		sum.Add(e)
+		return nil
+	})
 	if err != nil {
 		return trace.Summary{}, trace.Meta{}, err
 	}
-	defer src.Close()
-	sum := trace.NewSummarizer(trace.SummaryOptions{BTT: btt})
-	prog := newProgress(ios, "stats")
-	defer prog.Done()
-	for {
-		ev, err := src.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return trace.Summary{}, trace.Meta{}, err
-		}
-		sum.Add(&ev)
-		prog.Add(1)
-	}
-	prog.Done()
-	meta := src.Meta()
-	if d, ok := src.(diagnoser); ok {
-		diag := d.Diagnostics()
-		sum.SetDiagnostics(diag.DroppedEvents, diag.MissingCPUFiles)
-	}
-	reportDiagnostics(ios, name, src)
+	sum.SetDiagnostics(diag.DroppedEvents, diag.MissingCPUFiles)
 	res := sum.Result()
 	for i := range res.Cgroups {
 		if res.Cgroups[i].Path == "" {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"os/signal"
 
@@ -66,7 +64,8 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 }
 
 // loadSideQuiet reads a whole input into a diff side, reporting progress
-// as events read (the total is unknown: -1).
+// as events read (the total is unknown: -1); nothing goes to stderr, which
+// the inspector owns.
 func loadSideQuiet(name string, progress func(done, total int64)) (*diff.Side, trace.Meta, error) {
 	src, err := openInput(name)
 	if err != nil {
@@ -75,19 +74,13 @@ func loadSideQuiet(name string, progress func(done, total int64)) (*diff.Side, t
 	defer src.Close()
 	side := diff.NewSide(trace.Meta{})
 	var n int64
-	for {
-		ev, err := src.ReadEvent()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, trace.Meta{}, err
-		}
-		side.Add(&ev)
-		n++
-		if n&0xffff == 0 && progress != nil {
+	tick := func(k uint64) {
+		if n += int64(k); n&0xffff == 0 {
 			progress(n, -1)
 		}
+	}
+	if err := drain(src, tick, func(e *trace.Event) error { side.Add(e); return nil }); err != nil {
+		return nil, trace.Meta{}, err
 	}
 	meta := src.Meta()
 	side.Meta = meta

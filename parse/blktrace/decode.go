@@ -153,7 +153,7 @@ func (d *decoder) fill(n int) bool {
 		d.end -= d.pos
 		d.pos = 0
 	}
-	for d.end < n {
+	for empty := 0; d.end < n; {
 		m, err := d.r.Read(d.buf[d.end:])
 		d.end += m
 		if err != nil {
@@ -163,10 +163,12 @@ func (d *decoder) fill(n int) bool {
 			}
 			break
 		}
-		if m == 0 && d.end < n {
-			// A reader returning 0, nil repeatedly is broken; io.ReadAtLeast
-			// would spin too. Keep trying: the io.Reader contract discourages it.
-			continue
+		if m > 0 {
+			empty = 0
+		} else if empty++; empty >= 100 {
+			// As bufio does with a reader that keeps returning 0, nil.
+			d.eof, d.rerr = true, io.ErrNoProgress
+			break
 		}
 	}
 	return d.end-d.pos >= n

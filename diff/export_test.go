@@ -1,0 +1,4 @@
+package diff
+
+// SynthSideForTest exposes synthSide to the external tests.
+var SynthSideForTest = synthSide
