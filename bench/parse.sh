@@ -28,8 +28,9 @@ measure() { # label events command...
 	local label=$1 events=$2; shift 2
 	local t0 t1 rss
 	t0=$(date +%s.%N)
-	rss=$( { /usr/bin/time -f "%M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+	/usr/bin/time -o "$tmp/rss" -f "%M" "$@" >/dev/null 2>&1
 	t1=$(date +%s.%N)
+	rss=$(tail -1 "$tmp/rss")
 	awk -v l="$label" -v n="$events" -v a="$t0" -v b="$t1" -v r="$rss" \
 		'BEGIN { s = b - a; printf "%-28s %10d events %7.2f s %10.0f events/s %8.1f MiB peak\n", l, n, s, n / s, r / 1024 }'
 }

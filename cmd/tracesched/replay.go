@@ -307,8 +307,12 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 
 	// 6. The diff.
 	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights, SliceIdle: sliceIdle(sets)})
-	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s (kernel %s, %s loop, %s) in %.2f s; device %s\n",
-		res.Bios, res.Requests, model.name, kernel, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
+	name := model.name
+	if kernel != "" {
+		name += " (kernel " + kernel + ")"
+	}
+	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s, in %.2f s; device %s\n",
+		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
 	switch {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
