@@ -818,6 +818,11 @@ func (e *Engine) complete(rq *Request) {
 
 // --- Host ---
 
+// LogEnabled reports whether Log records anything: false when the replay
+// builds no events (Run with a nil out). Schedulers that check it (an
+// optional method of the Host) skip formatting their decision messages.
+func (e *Engine) LogEnabled() bool { return e.out != nil }
+
 // ArmTimer schedules Scheduler.Timer(at, id), replacing a pending id.
 // Panics if at is before the current time.
 func (e *Engine) ArmTimer(id int, at trace.Time) {

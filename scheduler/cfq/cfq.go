@@ -13,6 +13,7 @@ package cfq
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,13 +231,7 @@ type queue struct {
 // seeky is CFQQ_SEEKY: more than 4 of the last 32 requests seeky.
 func (q *queue) seeky() bool { return popcount(q.seekHistory) > 32/8 }
 
-func popcount(x uint32) int {
-	n := 0
-	for ; x != 0; x &= x - 1 {
-		n++
-	}
-	return n
-}
+func popcount(x uint32) int { return bits.OnesCount32(x) }
 
 func (q *queue) empty() bool { return len(q.sortList) == 0 }
 
@@ -280,7 +275,8 @@ type Scheduler struct {
 
 	armOnGroupIdle bool // FeatureGroupIdleArm
 	reposition     bool // FeatureRepositionTime
-	logRequests    bool // FeatureLogRequests
+	logRequests    bool // FeatureLogRequests (and logOn)
+	logOn          bool // the host records log lines (see LogEnabler)
 
 	root    *group
 	groups  map[uint64]*group
@@ -356,7 +352,11 @@ func New(h replay.Host, o replay.Options) (*Scheduler, error) {
 	}
 	s.armOnGroupIdle = feat[FeatureGroupIdleArm]
 	s.reposition = feat[FeatureRepositionTime]
-	s.logRequests = feat[FeatureLogRequests]
+	s.logOn = true
+	if le, ok := h.(LogEnabler); ok {
+		s.logOn = le.LogEnabled()
+	}
+	s.logRequests = feat[FeatureLogRequests] && s.logOn
 
 	for _, k := range sortedSetKeys(o.Set) {
 		v := o.Set[k]
@@ -502,6 +502,16 @@ func (s *Scheduler) SliceIdle() time.Duration { return time.Duration(s.t.sliceId
 
 // ---- logging (cfq_log, cfq_log_cfqq) ----
 
+// LogEnabler is an optional interface of a replay.Host: a host whose
+// LogEnabled returns false (asked once, in New) records no log lines, and
+// the model then builds none. Formatting the decision lines is most of the
+// model's cost on big replays (a string per line handed to Host.Log), so a
+// host without a message sink should implement it. Hosts that do not
+// implement it get every line.
+type LogEnabler interface {
+	LogEnabled() bool
+}
+
 // logq starts a cfq_log_cfqq line: "cfq<pid><S|A><N| > ".
 func (s *Scheduler) logq(q *queue) []byte {
 	b := append(s.buf[:0], "cfq"...)
@@ -521,6 +531,9 @@ func (s *Scheduler) logq(q *queue) []byte {
 
 func (s *Scheduler) emit(now int64, q *queue, b []byte) {
 	s.buf = b
+	if !s.logOn {
+		return
+	}
 	var pid uint32
 	var cg uint64
 	if q != nil {
@@ -529,7 +542,12 @@ func (s *Scheduler) emit(now int64, q *queue, b []byte) {
 	s.h.Log(trace.Time(now), pid, cg, string(b))
 }
 
+// logf formats with fmt; callers on hot paths guard it with s.logOn so
+// that the arguments are not boxed when nobody reads the line.
 func (s *Scheduler) logf(now int64, q *queue, format string, args ...any) {
+	if !s.logOn {
+		return
+	}
 	var b []byte
 	if q == nil {
 		b = append(s.buf[:0], "cfq "...)
@@ -549,6 +567,9 @@ const noVal = -1 << 63
 
 // logv formats a line from pieces without fmt (the hot decision lines).
 func (s *Scheduler) logv(now int64, q *queue, kvs ...kv) {
+	if !s.logOn {
+		return
+	}
 	var b []byte
 	if q == nil {
 		b = append(s.buf[:0], "cfq "...)
@@ -566,6 +587,9 @@ func (s *Scheduler) logv(now int64, q *queue, kvs ...kv) {
 
 // logDispatched logs "dispatched a request", with the line cached per queue.
 func (s *Scheduler) logDispatched(now int64, q *queue) {
+	if !s.logOn {
+		return
+	}
 	n := b2i(q.typ() == wlSyncNoidle)
 	if q.dispMsg[n] == "" {
 		q.dispMsg[n] = string(append(s.logq(q), "dispatched a request"...))
@@ -574,5 +598,16 @@ func (s *Scheduler) logDispatched(now int64, q *queue) {
 }
 
 func (s *Scheduler) logs(now int64, q *queue, text string) {
-	s.emit(now, q, append(s.logq(q), text...))
+	if !s.logOn {
+		return
+	}
+	s.emit(now, q, append(s.prefix(q), text...))
+}
+
+// prefix starts a line: cfq_log_cfqq's for a queue, cfq_log's for nil.
+func (s *Scheduler) prefix(q *queue) []byte {
+	if q == nil {
+		return append(s.buf[:0], "cfq "...)
+	}
+	return s.logq(q)
 }

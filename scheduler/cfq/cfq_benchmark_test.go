@@ -7,7 +7,10 @@ import (
 	"github.com/tracesched/tracesched/trace"
 )
 
-type benchHost struct{ q replay.Queue }
+type benchHost struct {
+	q    replay.Queue
+	sink bool // the host records log lines
+}
 
 func (benchHost) ArmTimer(int, trace.Time)               {}
 func (benchHost) CancelTimer(int)                        {}
@@ -15,18 +18,30 @@ func (benchHost) Kick()                                  {}
 func (benchHost) Log(trace.Time, uint32, uint64, string) {}
 func (benchHost) InDriver() int                          { return 0 }
 func (h benchHost) Queue() replay.Queue                  { return h.q }
+func (h benchHost) LogEnabled() bool                     { return h.sink }
 
 // BenchmarkHooks pushes requests of 8 processes in 4 cgroups through
 // Insert, Dispatch and Completed, 32 in flight, on an NCQ disk with the
-// default tunables and the decision log on: one op is one request.
+// default tunables: one op is one request. "log" runs have a host that
+// records the decision lines (each line is built and handed to Host.Log),
+// the others a host without a message sink (LogEnabled false), as a replay
+// whose output is not kept.
 func BenchmarkHooks(b *testing.B) {
-	for _, rot := range []bool{true, false} {
+	for _, c := range []struct {
+		rot, sink bool
+	}{{true, false}, {false, false}, {true, true}, {false, true}} {
+		rot := c.rot
 		name := "nonrot"
 		if rot {
 			name = "rotational"
 		}
+		if c.sink {
+			name += "/log"
+		} else {
+			name += "/nolog"
+		}
 		b.Run(name, func(b *testing.B) {
-			s, err := New(benchHost{replay.Queue{Rotational: rot, Depth: 32}}, replay.Options{
+			s, err := New(benchHost{replay.Queue{Rotational: rot, Depth: 32}, c.sink}, replay.Options{
 				Weights: map[uint64]int{1: 100, 2: 300, 3: 600}, CgroupPaths: map[uint64]string{1: "/a", 2: "/b", 3: "/c"}})
 			if err != nil {
 				b.Fatal(err)

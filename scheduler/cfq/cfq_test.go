@@ -150,8 +150,6 @@ func TestTunables(t *testing.T) {
 
 // TestLogFormat checks the decision log's CFQ form on a short run.
 func TestLogFormat(t *testing.T) {
-	_, h := seed001(t, "4.19", nil)
-	_ = h
 	s, hh := newTest(t, hdd, replay.Options{Features: map[string]bool{FeatureLogRequests: true}})
 	rq := &replay.Request{ID: 1, PID: 1234, Sector: 2048, Bytes: 65536, Cat: trace.CatRead, Queued: 0}
 	s.Insert(0, rq)

@@ -25,7 +25,7 @@ func (s *Scheduler) shouldIdle(now int64, q *queue) bool {
 		return true
 	}
 	if s.logRequests {
-		s.logf(now, q, "Not idling. st->count:%d", st.count())
+		s.logv(now, q, kv{"Not idling. st->count:", int64(st.count())})
 	}
 	return false
 }
@@ -353,7 +353,7 @@ func (s *Scheduler) HasWork(trace.Time) bool { return s.busyQueues > 0 && s.rqQu
 func (s *Scheduler) scheduleDispatch(now int64) {
 	if s.busyQueues > 0 {
 		if s.logRequests {
-			s.logf(now, nil, "schedule dispatch")
+			s.logs(now, nil, "schedule dispatch")
 		}
 		s.h.Kick()
 	}
@@ -381,7 +381,7 @@ func (s *Scheduler) armSliceTimer(now int64) {
 		return
 	}
 	if c.tt.valid() && uint64(q.sliceEnd-now) < c.tt.mean { // u64 arithmetic, as the kernel
-		s.logf(now, q, "Not idling. think_time:%d", c.tt.mean)
+		s.logv(now, q, kv{"Not idling. think_time:", int64(c.tt.mean)})
 		return
 	}
 	st := q.st

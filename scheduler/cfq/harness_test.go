@@ -33,6 +33,18 @@ type proc struct {
 	maxLat   int64
 	maxAt    int64 // completion time of the slowest request
 	sumLat   int64
+	first    int64 // first submission
+	lastDone int64 // latest completion
+	started  bool
+}
+
+// fioBW is what fio reports for the job: bytes over the job's own runtime
+// (first submission to last completion), in MiB/s.
+func (p *proc) fioBW() float64 {
+	if p.lastDone <= p.first {
+		return 0
+	}
+	return float64(p.bytes) / (1 << 20) / (float64(p.lastDone-p.first) / 1e9)
 }
 
 type hev struct {
@@ -80,6 +92,10 @@ type harness struct {
 	byRQ     map[*replay.Request]*proc
 	chanFree []int64
 	lastEnd  uint64
+	// firstExit is when the first process finished; atFirstExit holds
+	// every process's completed bytes then (the shared phase).
+	firstExit   int64
+	atFirstExit []uint64
 }
 
 func (h *harness) ArmTimer(id int, at trace.Time) {
@@ -155,6 +171,9 @@ func (h *harness) submit(p *proc) {
 		return
 	}
 	b := p.st.Next()
+	if !p.started {
+		p.started, p.first = true, h.now
+	}
 	h.nextID++
 	rq := &replay.Request{ID: h.nextID, PID: j.PID, Cgroup: j.Cgroup, Sector: b.Sector, Bytes: b.Bytes,
 		Cat: b.Cat, Bios: 1, Queued: trace.Time(h.now), Inserted: trace.Time(h.now), Issued: trace.NoTime}
@@ -166,6 +185,12 @@ func (h *harness) submit(p *proc) {
 func (h *harness) maybeExit(p *proc) {
 	if p.stopped && p.inflight == 0 && !p.exited {
 		p.exited = true
+		if h.atFirstExit == nil {
+			h.firstExit = h.now
+			for _, x := range h.procs {
+				h.atFirstExit = append(h.atFirstExit, x.bytes)
+			}
+		}
 		h.s.ProcessExited(trace.Time(h.now), p.job.PID)
 	}
 }
@@ -180,6 +205,7 @@ func (h *harness) complete(rq *replay.Request) {
 		p.maxLat, p.maxAt = lat, h.now
 	}
 	p.sumLat += lat
+	p.lastDone = h.now
 	p.ios++
 	p.bytes += uint64(rq.Bytes)
 	p.inflight--

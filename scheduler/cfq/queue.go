@@ -422,7 +422,9 @@ func (s *Scheduler) setRequest(now int64, c *cic, sync bool) *queue {
 		}
 		if q.newQ != nil { // cfq_merge_cfqqs
 			nq := q.newQ
-			s.logf(now, q, "merging with queue 0x%x", nq.serial)
+			if s.logOn {
+				s.logf(now, q, "merging with queue 0x%x", nq.serial)
+			}
 			c.q[si] = nq
 			nq.coop = true
 			q.procs--
@@ -506,7 +508,7 @@ func (s *Scheduler) updateIdleWindow(now int64, q *queue, c *cic) {
 		enable = c.tt.mean <= uint64(s.t.sliceIdle)
 	}
 	if old != enable {
-		s.logf(now, q, "idle=%d", b2i(enable))
+		s.logv(now, q, kv{"idle=", int64(b2i(enable))})
 		q.idleWindow = enable
 	}
 }
