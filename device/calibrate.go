@@ -29,6 +29,9 @@ type CalibrateOptions struct {
 	SeqWindow uint64
 	// MinRequests is the fewest usable requests Calibrate accepts (default 40).
 	MinRequests int
+	// NoBatching fits a non-rotational model without completion batching
+	// even when the capture's completions come in bunches.
+	NoBatching bool
 }
 
 // Fit reports how a model was chosen and how well it reproduces the
@@ -57,6 +60,12 @@ type Fit struct {
 	// distance and service time (a rotational device shows a clearly
 	// positive one); NaN when undefined.
 	SeekCorrelation float64 `json:"seek_correlation"`
+
+	// CompletionGaps compares the gaps between consecutive completions of
+	// the capture with the model's, every request issued at its real D
+	// time (the model fitted on all of the capture): how well it
+	// reproduces completion bunching.
+	CompletionGaps GapProfile `json:"completion_gaps"`
 
 	Model *Model `json:"model"`
 }
@@ -104,6 +113,13 @@ func (f *Fit) String() string {
 		fmt.Fprintf(&b, "  candidate %-13s cross-validated demerit %v (%.1f%%)\n", c.Kind, c.Demerit, 100*c.DemeritFraction)
 	}
 	fmt.Fprintf(&b, "seek/service rank correlation %.3f\n", f.SeekCorrelation)
+	if g := f.CompletionGaps; len(g.Real) > 0 {
+		fmt.Fprintf(&b, "completion gaps under")
+		for i, th := range g.UnderNs {
+			fmt.Fprintf(&b, " %v: %.3f/%.3f", th, g.Real[i], g.Model[i])
+		}
+		fmt.Fprintf(&b, " (capture/model)\n")
+	}
 	if m := f.Model; m != nil {
 		switch m.Kind {
 		case KindNonRotational:
@@ -111,6 +127,10 @@ func (f *Fit) String() string {
 			fmt.Fprintf(&b, "parallelism %d, saturation slope %.4f per request\n", n.Parallelism, n.Slope)
 			if len(n.Factors) > 0 {
 				fmt.Fprintf(&b, "measured in-flight factors (k=1..%d): %.3f\n", len(n.Factors), n.Factors)
+			}
+			if bt := n.Batching; bt != nil {
+				fmt.Fprintf(&b, "batching: %d bunches (gaps under %v), %.1f%% of requests joined one; join lead %v, drain %v per completion; the other parameters time the bunches' openers\n",
+					bt.Bunches, bt.BunchGap, 100*bt.JoinedFraction, bt.JoinLead, bt.Drain)
 			}
 			for o := range numOps {
 				if t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]; t != nil {
@@ -211,7 +231,15 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	if err := m.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("internal error: calibrated model invalid: %v", err)
 	}
-	_, fit.Demerit, fit.DemeritFraction = score(real, c.predict(m, opts.Seed))
+	pred := c.predict(m, opts.Seed)
+	_, fit.Demerit, fit.DemeritFraction = score(real, pred)
+	realDone := make([]float64, len(c.samples))
+	modelDone := make([]float64, len(c.samples))
+	for i, s := range c.samples {
+		realDone[i] = float64(s.done)
+		modelDone[i] = float64(s.issue) + pred[i]
+	}
+	fit.CompletionGaps = GapProfile{UnderNs: gapThresholds[:], Real: gapFractions(realDone), Model: gapFractions(modelDone)}
 	fit.Model = m
 	return m, fit, nil
 }
@@ -222,7 +250,25 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 	case KindRotational:
 		m.Rotational = fitRotational(ss, opts.SeqWindow, opts.Quantiles)
 	default:
-		m.NonRotational = fitNonRotational(ss, opts.Quantiles)
+		var b *Batching
+		use := ss
+		if !opts.NoBatching {
+			var openers []int
+			if b, openers = fitBatching(ss); b != nil {
+				use = make([]sample, len(openers))
+				for j, i := range openers {
+					use[j] = ss[i]
+				}
+			}
+		}
+		m.NonRotational = fitNonRotational(use, opts.Quantiles)
+		m.NonRotational.Batching = b
+		if b != nil {
+			// The bunches carry the load: an opener's latency does not
+			// depend on the requests on the device (the openers seldom see
+			// many, so a fit of that dependence would extrapolate).
+			flatten(m.NonRotational, use, opts.Quantiles)
+		}
 	}
 	return m
 }

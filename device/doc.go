@@ -10,7 +10,12 @@
 //     where k is the number of requests on the device once it is issued,
 //     (or the factor measured at k, where the capture showed k often),
 //     times a residual multiplier drawn from the class's empirical residual
-//     distribution.
+//     distribution. With Batching (fitted when the capture's completions
+//     come in bunches, as a loop device's worker delivers them), that time
+//     only opens a bunch: requests issued at least JoinLead before its
+//     instant and within JoinWindow of its opener complete with it, Drain
+//     apart; the per-request model is then fitted on the bunches' openers
+//     (weighted by bunch size) without in-flight dependence.
 //   - KindRotational (disks): requests are served one at a time in issue
 //     order. A random access costs Overhead + seek(distance) + Write (for
 //     writes) + PerByte*bytes + a positional delay drawn from the residual
@@ -34,7 +39,8 @@
 //
 // # JSON form
 //
-// Model.Save writes, and Load reads, this document (version 1). Durations
+// Model.Save writes, and Load reads, this document (version 2; Load also
+// reads version 1, the same without "batching", as a model without it). Durations
 // are integer nanoseconds (suffix _ns), per-byte and per-sector costs are
 // nanoseconds as floats, distances are 512-byte sectors. A quantile table
 // is {"p": [...], "x": [...]}: value x[i] at probability p[i], p rising from
@@ -42,7 +48,7 @@
 // nondecreasing, interpolated linearly in between; up to 1025 entries.
 //
 //	{
-//	  "version": 1,
+//	  "version": 2,
 //	  "kind": "nonrotational" | "rotational",
 //	  "nonrotational": {
 //	    "parallelism": 8,            requests the device serves at once
@@ -51,6 +57,8 @@
 //	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none
+//	    "batching": {"join_lead_ns": 86000, "join_window_ns": 400000, "drain_ns": 780,
+//	                 "bunch_gap_ns": 5000, "bunches": 9222, "joined_fraction": 0.93}  optional
 //	  },
 //	  "rotational": {
 //	    "overhead_ns": 300000, "seek_sqrt_ns": 40.5, "seek_boundary_sectors": 2000000,

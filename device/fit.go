@@ -398,3 +398,40 @@ func twoSizes(xs []float64) bool {
 	}
 	return false
 }
+
+// flatten removes the in-flight dependence of n: no saturation, and the
+// residual tables refitted on ss without it.
+func flatten(n *NonRotational, ss []sample, nq int) {
+	maxK := 1
+	for _, s := range ss {
+		maxK = max(maxK, s.k)
+	}
+	n.Parallelism, n.Slope, n.Factors = maxK, 0, nil
+	for o := range numOps {
+		t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]
+		if t == nil {
+			continue
+		}
+		var r, ys, xs []float64
+		for _, s := range ss {
+			if s.op == Op(o) {
+				xs = append(xs, float64(s.bytes))
+				ys = append(ys, s.d2c)
+			}
+		}
+		if len(ys) == 0 {
+			continue
+		}
+		base, per := fitLine(xs, ys)
+		if !twoSizes(xs) {
+			base, per = max(mean(ys), 0), 0
+		}
+		t.Base, t.PerByte, t.ByInflight = time.Duration(math.Round(base)), per, nil
+		for i, y := range ys {
+			if m := t.mean(uint32(xs[i])); m > 0 {
+				r = append(r, y/m)
+			}
+		}
+		t.Residual = QuantilesOf(r, nq)
+	}
+}

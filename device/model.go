@@ -12,8 +12,9 @@ import (
 	"github.com/tracesched/tracesched/trace"
 )
 
-// Version is the version of the JSON form Save writes and Load accepts.
-const Version = 1
+// Version is the version of the JSON form Save writes. Load also reads
+// version 1 (before completion batching): such a model has no batching.
+const Version = 2
 
 // Kind is the kind of timing model.
 type Kind uint8
@@ -124,6 +125,10 @@ type NonRotational struct {
 	Read  *OpTiming `json:"read,omitempty"`
 	Write *OpTiming `json:"write,omitempty"`
 	Other *OpTiming `json:"other,omitempty"`
+
+	// Batching, when set, delivers completions in bunches (see Batching);
+	// nil: every request completes at its own time. Version 2 on.
+	Batching *Batching `json:"batching,omitempty"`
 }
 
 // op returns the timing of class o, falling back to another class the
@@ -252,8 +257,8 @@ func distance(head, sector uint64) uint64 {
 
 // Validate reports the first inconsistency of m, or nil.
 func (m *Model) Validate() error {
-	if m.Version != Version {
-		return fmt.Errorf("unsupported device model version %d (want %d)", m.Version, Version)
+	if m.Version != Version && m.Version != 1 {
+		return fmt.Errorf("unsupported device model version %d (want 1 or %d)", m.Version, Version)
 	}
 	switch m.Kind {
 	case KindNonRotational:
@@ -274,6 +279,14 @@ func (m *Model) Validate() error {
 		}
 		if n.Read == nil && n.Write == nil && n.Other == nil {
 			return errors.New("nonrotational model without any operation timing")
+		}
+		if b := n.Batching; b != nil {
+			if m.Version < 2 {
+				return fmt.Errorf("nonrotational batching in a version %d model", m.Version)
+			}
+			if err := b.validate(); err != nil {
+				return fmt.Errorf("nonrotational %w", err)
+			}
 		}
 		for o := Op(0); o < numOps; o++ {
 			t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]
@@ -331,7 +344,8 @@ func (m *Model) Save(w io.Writer) error {
 }
 
 // Load reads a model Save wrote, rejecting unknown fields, other versions
-// and inconsistent parameters.
+// and inconsistent parameters. A version 1 model (no batching) is returned
+// as the current Version, which it is a special case of.
 func Load(r io.Reader) (*Model, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -342,5 +356,6 @@ func Load(r io.Reader) (*Model, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("reading device model: %w", err)
 	}
+	m.Version = Version
 	return &m, nil
 }

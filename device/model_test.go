@@ -50,7 +50,8 @@ func TestSaveLoad(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"version":  `{"version": 2, "kind": "rotational", "rotational": {}}`,
+		"version":  `{"version": 3, "kind": "rotational", "rotational": {}}`,
+		"v1batch":  `{"version": 1, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5}, "batching": {"join_lead_ns": 1}}}`,
 		"kind":     `{"version": 1, "kind": "tape"}`,
 		"section":  `{"version": 1, "kind": "nonrotational"}`,
 		"unknown":  `{"version": 1, "kind": "rotational", "rotational": {}, "extra": 1}`,

@@ -26,7 +26,8 @@ type Timing struct {
 	m        *Model
 	rng      *rand.Rand
 	inflight map[*replay.Request]struct{}
-	head     uint64 // sector after the last request issued
+	head     uint64     // sector after the last request issued
+	bunch    bunchState // non-rotational with batching: the bunch opened last
 
 	// Rotational only.
 	queue  []queued   // requests on the device, in service order
@@ -85,6 +86,9 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 	default:
 		n := t.m.NonRotational
 		done = now + trace.Time(nsRound(n.latency(len(t.inflight), rq.Cat, rq.Bytes, u)))
+		if n.Batching != nil {
+			done = n.Batching.place(&t.bunch, now, done)
+		}
 	}
 	t.head = rq.End()
 	return done

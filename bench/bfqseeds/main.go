@@ -68,45 +68,52 @@ var runs = []run{
 
 // Row is one run's measurements.
 type Row struct {
-	Name, Kernel    string
-	Weights         map[uint64]int
-	Set             map[string]string
-	RealReqs        int
-	PredReqs        int
-	Keys            []string // cgroup ids or pids
-	RealWindows     int      // backlogged 100 ms windows the shares come from
-	PredWindows     int
-	RealShare       []float64 // in the 100 ms windows where every key is backlogged
-	PredShare       []float64
-	MaxShareErrPP   float64 // percentage points
-	RealRatio       float64 // last key / first key bandwidth in the window (2 keys)
-	PredRatio       float64
-	RealMiBs        float64 // total bytes / span (first Q to last C)
-	PredMiBs        float64
-	RealCgMiBs      []float64 // per key: bytes / own active span
-	PredCgMiBs      []float64
-	Tau             float64
-	MeanDisp        float64
-	ThinkAgree      float64
-	ThinkAgreeDiff  float64   // the diff's own agreement where the bench corrected it (slice_idle=0), else -1
-	RealWinRatio    []float64 // last/first key bytes per 100 ms window while both are active
-	PredWinRatio    []float64
-	ThinkCompared   int
-	RealLogged      diff.LoggedAgreement
-	PredLogged      diff.LoggedAgreement
-	RealLoggedFlips int
-	PredLoggedFlips int
-	PredFlips       int
-	RealQMerges     int
-	PredQMerges     int
-	RealSharedFirst float64 // s since the first Q; -1 none
-	PredSharedFirst float64
-	RealMergeAfter  float64 // s from the merged queues' creation to the first scheduled merge; -1
-	PredMergeAfter  float64
-	PredShortFrac   float64 // mean predicted short fraction of sync queues
-	RealShortFrac   float64
-	TopDivergence   string
-	Seconds         float64
+	Name, Kernel       string
+	Weights            map[uint64]int
+	Set                map[string]string
+	RealReqs           int
+	PredReqs           int
+	Keys               []string  // cgroup ids or pids
+	RealIssueShare     []float64 // shares of the bytes issued while every key has requests left (issueShares)
+	PredIssueShare     []float64
+	MaxIssueShareErrPP float64
+	RealHalfRatio      float64 // issue ratio until a key has issued half its bytes (steady state, 2 keys)
+	PredHalfRatio      float64
+	RealIssueRatio     float64 // last/first key bytes issued (D) until the first key issues its last request (2 keys)
+	PredIssueRatio     float64
+	RealWindows        int // backlogged 100 ms windows the shares come from
+	PredWindows        int
+	RealShare          []float64 // in the 100 ms windows where every key is backlogged
+	PredShare          []float64
+	MaxShareErrPP      float64 // percentage points
+	RealRatio          float64 // last key / first key bandwidth in the window (2 keys)
+	PredRatio          float64
+	RealMiBs           float64 // total bytes / span (first Q to last C)
+	PredMiBs           float64
+	RealCgMiBs         []float64 // per key: bytes / own active span
+	PredCgMiBs         []float64
+	Tau                float64
+	MeanDisp           float64
+	ThinkAgree         float64
+	ThinkAgreeDiff     float64   // the diff's own agreement where the bench corrected it (slice_idle=0), else -1
+	RealWinRatio       []float64 // last/first key bytes per 100 ms window while both are active
+	PredWinRatio       []float64
+	ThinkCompared      int
+	RealLogged         diff.LoggedAgreement
+	PredLogged         diff.LoggedAgreement
+	RealLoggedFlips    int
+	PredLoggedFlips    int
+	PredFlips          int
+	RealQMerges        int
+	PredQMerges        int
+	RealSharedFirst    float64 // s since the first Q; -1 none
+	PredSharedFirst    float64
+	RealMergeAfter     float64 // s from the merged queues' creation to the first scheduled merge; -1
+	PredMergeAfter     float64
+	PredShortFrac      float64 // mean predicted short fraction of sync queues
+	RealShortFrac      float64
+	TopDivergence      string
+	Seconds            float64
 }
 
 func main() {
@@ -223,6 +230,9 @@ func measure(dir string, r run) (Row, error) {
 		rawTT = &raw.ThinkTime
 		si = 1000 * time.Hour
 	}
+	if os.Getenv("BFQSEEDS_INJECT") != "" {
+		injectReport(pred)
+	}
 	res := diff.Compare(real, pred, diff.Options{Weights: weights, SliceIdle: si})
 	row := Row{ThinkAgreeDiff: -1, Name: r.Name, Kernel: kernel, Weights: weights, Set: set, RealReqs: len(real.Requests), PredReqs: len(pred.Requests)}
 	keyOf := func(q *trace.Request) uint64 { return q.Cgroup }
@@ -233,12 +243,22 @@ func measure(dir string, r run) (Row, error) {
 	rs, rr, rcg, rw := shares(real.Requests, keys, keyOf)
 	ps, pr, pcg, pw := shares(pred.Requests, keys, keyOf)
 	row.RealWindows, row.PredWindows = rw, pw
+	ris, rir := issueShares(real.Requests, keys, keyOf, 0.98)
+	pis, pir := issueShares(pred.Requests, keys, keyOf, 0.98)
+	row.RealIssueRatio, row.PredIssueRatio = rir, pir
+	_, row.RealHalfRatio = issueShares(real.Requests, keys, keyOf, 0.5)
+	_, row.PredHalfRatio = issueShares(pred.Requests, keys, keyOf, 0.5)
 	for i, k := range keys {
 		row.Keys = append(row.Keys, fmt.Sprint(k))
 		row.RealShare = append(row.RealShare, rs[i])
 		row.PredShare = append(row.PredShare, ps[i])
+		row.RealIssueShare = append(row.RealIssueShare, ris[i])
+		row.PredIssueShare = append(row.PredIssueShare, pis[i])
 		if e := 100 * abs(rs[i]-ps[i]); e > row.MaxShareErrPP {
 			row.MaxShareErrPP = e
+		}
+		if e := 100 * abs(ris[i]-pis[i]); e > row.MaxIssueShareErrPP {
+			row.MaxIssueShareErrPP = e
 		}
 	}
 	row.RealRatio, row.PredRatio = rr, pr
@@ -569,16 +589,20 @@ func printRow(w io.Writer, r Row) {
 	fmt.Fprintf(w, "== %s (kernel %s, weights %v, set %v) %.1fs\n", r.Name, r.Kernel, r.Weights, r.Set, r.Seconds)
 	fmt.Fprintf(w, "  requests real %d pred %d; MiB/s real %.1f pred %.1f (%+.1f%%)\n", r.RealReqs, r.PredReqs, r.RealMiBs, r.PredMiBs, 100*(r.PredMiBs/r.RealMiBs-1))
 	for i, k := range r.Keys {
-		fmt.Fprintf(w, "  %-8s share real %5.1f%% pred %5.1f%%   own-span MiB/s real %6.1f pred %6.1f\n", k, 100*r.RealShare[i], 100*r.PredShare[i], r.RealCgMiBs[i], r.PredCgMiBs[i])
+		fmt.Fprintf(w, "  %-8s issue share real %5.1f%% pred %5.1f%%   completion-window share real %5.1f%% pred %5.1f%%   own-span MiB/s real %6.1f pred %6.1f\n",
+			k, 100*r.RealIssueShare[i], 100*r.PredIssueShare[i], 100*r.RealShare[i], 100*r.PredShare[i], r.RealCgMiBs[i], r.PredCgMiBs[i])
 	}
 	fmt.Fprintf(w, "  shares from: backlogged 100 ms windows real %d pred %d (0 = the all-active window instead)\n", r.RealWindows, r.PredWindows)
-	fmt.Fprintf(w, "  max share error %.2f pp; ratio last/first real %.2f pred %.2f\n", r.MaxShareErrPP, r.RealRatio, r.PredRatio)
+	fmt.Fprintf(w, "  max issue-share error %.2f pp\n", r.MaxIssueShareErrPP)
+	fmt.Fprintf(w, "  max completion-window share error %.2f pp; ratio last/first real %.2f pred %.2f\n", r.MaxShareErrPP, r.RealRatio, r.PredRatio)
 	fmt.Fprintf(w, "  think agreement %.1f%% of %d; logged: real %.1f%% of %d, pred %.1f%% of %d; logged flips real %d pred %d; recomputed pred flips %d; short frac real %.2f pred %.2f\n",
 		100*r.ThinkAgree, r.ThinkCompared, 100*r.RealLogged.Agreement, r.RealLogged.Points, 100*r.PredLogged.Agreement, r.PredLogged.Points, r.RealLoggedFlips, r.PredLoggedFlips, r.PredFlips, r.RealShortFrac, r.PredShortFrac)
 	if r.ThinkAgreeDiff >= 0 {
 		fmt.Fprintf(w, "  (slice_idle=0: the diff's own recomputation says %.1f%%)\n", 100*r.ThinkAgreeDiff)
 	}
 	if len(r.Keys) == 2 {
+		fmt.Fprintf(w, "  issue ratio (bytes dispatched until one key has issued 98%%) real %.2f pred %.2f\n", r.RealIssueRatio, r.PredIssueRatio)
+		fmt.Fprintf(w, "  steady issue ratio (until one key has issued 50%%) real %.2f pred %.2f\n", r.RealHalfRatio, r.PredHalfRatio)
 		fmt.Fprintf(w, "  100ms-window ratios real %s\n  100ms-window ratios pred %s\n", fmtList(r.RealWinRatio), fmtList(r.PredWinRatio))
 	}
 	fmt.Fprintf(w, "  queue merges real %d pred %d; first shared real %.3fs pred %.3fs; merge after creation real %.3fs pred %.3fs\n",
@@ -652,4 +676,126 @@ func windowRatios(reqs []trace.Request, keys []uint64, keyOf func(*trace.Request
 		}
 	}
 	return out
+}
+
+// issueShares is each key's share of the bytes issued to the device (D)
+// from the latest first Q to the earliest time a key has issued frac of its
+// bytes: the service the scheduler
+// granted while every key still had requests to send. Unlike completion
+// windows it has no tail effect from a stream running dry. ratio is last/first key.
+func issueShares(reqs []trace.Request, keys []uint64, keyOf func(*trace.Request) uint64, frac float64) (sh []float64, ratio float64) {
+	idx := map[uint64]int{}
+	for i, k := range keys {
+		idx[k] = i
+	}
+	first := make([]trace.Time, len(keys))
+	last := make([]trace.Time, len(keys))
+	for i := range keys {
+		first[i], last[i] = 1<<62-1, -1<<62
+	}
+	// last[k]: when key k has issued 98% of its bytes. A closed-loop replay
+	// of a fixed stream ends with a tail where the process has fewer
+	// requests outstanding than its depth (it is no longer backlogged), and
+	// the other key takes the device: not a scheduling decision to score.
+	tot := make([]float64, len(keys))
+	byIssue := make([]int, 0, len(reqs))
+	for i := range reqs {
+		q := &reqs[i]
+		k, ok := idx[keyOf(q)]
+		if !ok || q.Queue == trace.NoTime || q.Issue == trace.NoTime {
+			continue
+		}
+		first[k] = min(first[k], q.Queue)
+		tot[k] += float64(q.Bytes)
+		byIssue = append(byIssue, i)
+	}
+	sort.Slice(byIssue, func(a, b int) bool { return reqs[byIssue[a]].Issue < reqs[byIssue[b]].Issue })
+	acc := make([]float64, len(keys))
+	for _, i := range byIssue {
+		q := &reqs[i]
+		k := idx[keyOf(q)]
+		acc[k] += float64(q.Bytes)
+		if last[k] == -1<<62 && acc[k] >= frac*tot[k] {
+			last[k] = q.Issue
+		}
+	}
+	lo, hi := first[0], last[0]
+	for i := range keys {
+		lo, hi = max(lo, first[i]), min(hi, last[i])
+	}
+	b := make([]float64, len(keys))
+	var sum float64
+	for i := range reqs {
+		q := &reqs[i]
+		k, ok := idx[keyOf(q)]
+		if !ok || q.Issue == trace.NoTime || q.Issue < lo || q.Issue > hi {
+			continue
+		}
+		b[k] += float64(q.Bytes)
+		sum += float64(q.Bytes)
+	}
+	for i := range b {
+		sh = append(sh, b[i]/sum)
+	}
+	if len(b) >= 2 && b[0] > 0 {
+		ratio = b[len(b)-1] / b[0]
+	}
+	return sh, ratio
+}
+
+// injectReport (debug, BFQSEEDS_INJECT=1) prints the bytes each cgroup had
+// issued while it was in service, while another cgroup's queue was in
+// service, and while none was.
+func injectReport(s *diff.Side) {
+	type ev struct {
+		t  trace.Time
+		cg uint64 // 0: expire
+	}
+	var evs []ev
+	for i := range s.Messages {
+		m := &s.Messages[i]
+		switch {
+		case strings.Contains(m.Text, "set_in_service_queue"):
+			evs = append(evs, ev{m.Time, m.Cgroup})
+		case strings.Contains(m.Text, " expire ("):
+			evs = append(evs, ev{m.Time, 0})
+		}
+	}
+	reqs := append([]trace.Request(nil), s.Requests...)
+	sort.Slice(reqs, func(a, b int) bool { return reqs[a].Issue < reqs[b].Issue })
+	type k struct{ cg, in uint64 }
+	bytes := map[k]float64{}
+	j := 0
+	var cur uint64
+	for i := range reqs {
+		q := &reqs[i]
+		if q.Issue == trace.NoTime {
+			continue
+		}
+		for j < len(evs) && evs[j].t <= q.Issue {
+			cur = evs[j].cg
+			j++
+		}
+		bytes[k{q.Cgroup, cur}] += float64(q.Bytes)
+	}
+	bins := map[int][2]float64{}
+	for i := range reqs {
+		q := &reqs[i]
+		if q.Issue == trace.NoTime {
+			continue
+		}
+		b := bins[int(q.Issue/(200*trace.Time(time.Millisecond)))]
+		if q.Cgroup == reqs[0].Cgroup {
+			b[0] += float64(q.Bytes)
+		} else {
+			b[1] += float64(q.Bytes)
+		}
+		bins[int(q.Issue/(200*trace.Time(time.Millisecond)))] = b
+	}
+	for i := 0; i < len(bins); i++ {
+		fmt.Printf("  bin %d: cg %d %.1f MiB, other %.1f MiB\n", i, reqs[0].Cgroup, bins[i][0]/(1<<20), bins[i][1]/(1<<20))
+	}
+	for kk, v := range bytes {
+		fmt.Printf("  issued by cg %d while cg %d in service: %.1f MiB\n", kk.cg, kk.in, v/(1<<20))
+	}
 }

@@ -218,3 +218,15 @@ func TestTUINeedsATerminal(t *testing.T) {
 		t.Errorf("--tui with --json: exit %d, want 2", code)
 	}
 }
+
+func TestReplayQueueAttributesReachEveryModel(t *testing.T) {
+	in := fixture(t, "fx-mqdl-rw-nocg")
+	for _, sched := range []string{"none", "mq-deadline", "bfq", "cfq"} {
+		if _, errOut, code := run(t, "replay", "--sched", sched, "--set", "rotational=0", "--set", "nr_requests=64", "--json", in); code != exitOK {
+			t.Errorf("%s with queue attributes: exit %d: %s", sched, code, errOut)
+		}
+	}
+	if _, errOut, code := run(t, "replay", "--sched", "mq-deadline", "--set", "no_such_tunable=1", in); code != exitUsage {
+		t.Errorf("an unknown tunable was accepted (stderr %q)", errOut)
+	}
+}

@@ -169,6 +169,22 @@ func parseWeights(ws []string, known map[uint64]string) (map[uint64]int, error) 
 	return m, nil
 }
 
+// queueAttrs are the --set names under queue/ that the engine models; the
+// rest are the scheduler's tunables (queue/iosched/).
+var queueAttrs = map[string]bool{"rotational": true, "nr_requests": true, "max_sectors_kb": true, "queue_depth": true}
+
+// ioschedSets returns the --set names that are not queue attributes: what
+// the scheduler model takes.
+func ioschedSets(sets map[string]string) map[string]string {
+	out := make(map[string]string, len(sets))
+	for k, v := range sets {
+		if !queueAttrs[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // queueFor derives the modelled queue's settings from --set and the capture.
 func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 	q := replay.Queue{Rotational: dev.Major() != 259}
@@ -225,6 +241,10 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 		return usagef("--kernel: the %s model has no kernel presets", model.name)
 	}
 
+	if err := checkOptions(model, replay.Options{Set: ioschedSets(sets), Kernel: opts.kernel, Features: features, HZ: opts.hz}, replay.Queue{Rotational: true, Depth: 32, NrRequests: 256, MaxSectors: 2560}); err != nil {
+		return err
+	}
+
 	// 1. The real side: every event of the capture, for the diff and the calibration.
 	realSide, meta, err := loadSide(ios, opts.input)
 	if err != nil {
@@ -256,7 +276,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	if kernel == "" {
 		kernel = model.kernel
 	}
-	so := replay.Options{Set: sets, Weights: weights, CgroupPaths: meta.Cgroups, Kernel: kernel, Features: features, HZ: opts.hz}
+	so := replay.Options{Set: ioschedSets(sets), Weights: weights, CgroupPaths: meta.Cgroups, Kernel: kernel, Features: features, HZ: opts.hz}
 	cfg := replay.Config{
 		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return model.new(h, so) },
 		Device:       dm.NewDevice(opts.seed),
@@ -358,10 +378,14 @@ func deviceModel(opts *replayOptions, reqs []trace.Request, dev trace.Dev) (*dev
 	return m, fmt.Sprintf("%s calibrated (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
 }
 
-// sliceIdle reads slice_idle(_us) from --set for the think-time classifier.
+// sliceIdle reads slice_idle(_us) from --set for the think-time classifier:
+// 0 when unset (the classifier's default), a nanosecond for no idling.
 func sliceIdle(sets map[string]string) time.Duration {
 	if v, ok := sets["slice_idle_us"]; ok {
 		if n, err := strconv.Atoi(v); err == nil {
+			if n == 0 {
+				return time.Nanosecond
+			}
 			return time.Duration(n) * time.Microsecond
 		}
 	}

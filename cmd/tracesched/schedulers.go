@@ -10,6 +10,7 @@ import (
 	"github.com/tracesched/tracesched/scheduler/cfq"
 	"github.com/tracesched/tracesched/scheduler/mqdeadline"
 	"github.com/tracesched/tracesched/scheduler/none"
+	"github.com/tracesched/tracesched/trace"
 )
 
 // schedModel describes one scheduler model the command can replay through.
@@ -90,3 +91,23 @@ func featureTable(m schedModel) string {
 	}
 	return b.String()
 }
+
+// checkOptions builds the model once on an inert host, so that a bad
+// --set, --kernel or --feature is a usage error reported before the
+// capture is read.
+func checkOptions(m schedModel, o replay.Options, q replay.Queue) error {
+	if _, err := m.new(inertHost{q}, o); err != nil {
+		return &usageError{err}
+	}
+	return nil
+}
+
+// inertHost is a replay.Host that does nothing: enough to construct a model.
+type inertHost struct{ q replay.Queue }
+
+func (inertHost) ArmTimer(int, trace.Time)               {}
+func (inertHost) CancelTimer(int)                        {}
+func (inertHost) Kick()                                  {}
+func (inertHost) Log(trace.Time, uint32, uint64, string) {}
+func (inertHost) InDriver() int                          { return 0 }
+func (h inertHost) Queue() replay.Queue                  { return h.q }

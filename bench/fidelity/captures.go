@@ -1,0 +1,267 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// capture is one capture of ../shared/captures/{recorded,small}.
+type capture struct {
+	Name  string // directory name, also the blktrace set's name
+	Group string // "recorded" or "small"
+	Base  string // the blktrace set: DIR/NAME (NAME.blktrace.N.zst beside it)
+	Man   manifest
+}
+
+// manifest holds what the rig's manifest.json says that a replay needs.
+type manifest struct {
+	Scheduler         string         `json:"scheduler"`
+	IoschedTunables   map[string]any `json:"iosched_tunables"`
+	TunablesRequested []string       `json:"tunables_requested"`
+	Device            struct {
+		Rotational *int `json:"rotational"`
+		NrRequests int  `json:"nr_requests"`
+	} `json:"device"`
+	Cgroups []struct {
+		ID     uint64 `json:"cgroup_id"`
+		Path   string `json:"path"`
+		Weight *int   `json:"bfq_weight"`
+	} `json:"cgroups"`
+}
+
+// weights returns the cgroups' bfq_weight by id (cgroups without one are left out).
+func (m *manifest) weights() map[uint64]int {
+	w := map[uint64]int{}
+	for _, c := range m.Cgroups {
+		if c.Weight != nil {
+			w[c.ID] = *c.Weight
+		}
+	}
+	return w
+}
+
+// paths returns the cgroups' paths by id.
+func (m *manifest) paths() map[uint64]string {
+	p := map[uint64]string{}
+	for _, c := range m.Cgroups {
+		if c.Path != "" {
+			p[c.ID] = c.Path
+		}
+	}
+	return p
+}
+
+// requested returns tunables_requested as NAME=VALUE pairs: the tunables
+// the rig changed from the kernel's defaults before the capture.
+func (m *manifest) requested() map[string]string {
+	set := map[string]string{}
+	for _, t := range m.TunablesRequested {
+		if k, v, ok := strings.Cut(t, "="); ok {
+			set[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return set
+}
+
+// rotational returns device.rotational (true when the manifest does not say).
+func (m *manifest) rotational() bool {
+	return m.Device.Rotational == nil || *m.Device.Rotational != 0
+}
+
+// tunable returns iosched_tunables[name] as text ("" when absent).
+func (m *manifest) tunable(name string) string {
+	v, ok := m.IoschedTunables[name]
+	if !ok {
+		return ""
+	}
+	switch x := v.(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// discover lists the captures under dir/recorded and dir/small: every
+// directory holding a manifest.json and a NAME.blktrace.0.zst (or .0),
+// recorded first, each group sorted by name.
+func discover(dir string) ([]*capture, error) {
+	var out []*capture
+	for _, group := range []string{"recorded", "small"} {
+		entries, err := os.ReadDir(filepath.Join(dir, group))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, e := range entries {
+			if e.IsDir() {
+				names = append(names, e.Name())
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			cdir := filepath.Join(dir, group, name)
+			base := filepath.Join(cdir, name)
+			if !exists(base+".blktrace.0.zst") && !exists(base+".blktrace.0") {
+				continue // baselines-untraced and the like: no trace
+			}
+			b, err := os.ReadFile(filepath.Join(cdir, "manifest.json"))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			c := &capture{Name: name, Group: group, Base: base}
+			if err := json.Unmarshal(b, &c.Man); err != nil {
+				return nil, fmt.Errorf("%s/manifest.json: %w", cdir, err)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// selectCaptures keeps the captures named in only (comma-separated names;
+// "" keeps all). Every name must exist.
+func selectCaptures(all []*capture, only string) ([]*capture, error) {
+	if strings.TrimSpace(only) == "" {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[strings.TrimPrefix(strings.TrimPrefix(n, "recorded/"), "small/")] = true
+		}
+	}
+	var out []*capture
+	for _, c := range all {
+		if want[c.Name] {
+			out = append(out, c)
+			delete(want, c.Name)
+		}
+	}
+	if len(want) > 0 {
+		var missing, names []string
+		for n := range want {
+			missing = append(missing, n)
+		}
+		sort.Strings(missing)
+		for _, c := range all {
+			names = append(names, c.Name)
+		}
+		return nil, fmt.Errorf("-only: no capture named %s (have: %s)", strings.Join(missing, ", "), strings.Join(names, ", "))
+	}
+	return out, nil
+}
+
+// spec is one replay of a capture: the model and its settings.
+type spec struct {
+	Model      string            // none, mq-deadline, bfq, cfq
+	Kernel     string            // kernel preset ("" for models without presets)
+	Set        map[string]string // --set, queue/iosched/ tunables only
+	Weights    map[uint64]int    // --weight, given to the model
+	Labels     map[uint64]int    // weights reported in the diff (the manifest's)
+	Rotational bool              // queue/rotational
+	Note       string            // why this model, when it is not the capture's scheduler
+}
+
+// ownSpec is the matching model of the capture's scheduler, with the
+// manifest's weights (BFQ) and requested tunables.
+func ownSpec(c *capture) (spec, error) {
+	m := &c.Man
+	s := spec{Set: m.requested(), Labels: m.weights(), Rotational: m.rotational(), Weights: map[uint64]int{}}
+	switch m.Scheduler {
+	case "bfq":
+		s.Model, s.Kernel, s.Weights = "bfq", "6.18", m.weights()
+	case "mq-deadline":
+		s.Model = "mq-deadline"
+	case "none":
+		s.Model = "none"
+	case "kyber":
+		// kyber has no model; mq-deadline is the nearest (both dispatch
+		// in arrival order per direction without idling or per-process
+		// queues). kyber's latency targets are not tunables of it.
+		s.Model = "mq-deadline"
+		s.Note = "kyber has no model: replayed through mq-deadline, the nearest (kyber's read_lat/write_lat targets dropped)"
+		s.Set = map[string]string{}
+	default:
+		return s, fmt.Errorf("%s: manifest names scheduler %q, which has no model", c.Name, m.Scheduler)
+	}
+	return s, nil
+}
+
+// cfqShared lists the sysfs tunables CFQ shares with BFQ and mq-deadline
+// under the same name and meaning; a capture's requested ones carry over.
+var cfqShared = map[string]bool{
+	"slice_idle": true, "slice_idle_us": true, "low_latency": true, "back_seek_max": true,
+	"back_seek_penalty": true, "fifo_expire_sync": true, "fifo_expire_async": true,
+}
+
+// cfqSpec is the CFQ what-if of a capture: CFQ 4.19 with the manifest's
+// BFQ weights as blkio.weight, 1:1 (clamped to CFQ's 10..1000), and the
+// requested tunables CFQ also has.
+func cfqSpec(c *capture) (spec, []string) {
+	m := &c.Man
+	s := spec{Model: "cfq", Kernel: "4.19", Set: map[string]string{}, Weights: map[uint64]int{}, Labels: m.weights(), Rotational: m.rotational()}
+	var notes []string
+	for id, w := range m.weights() {
+		cw := min(max(w, 10), 1000)
+		if cw != w {
+			notes = append(notes, fmt.Sprintf("cgroup %d: BFQ weight %d clamped to CFQ's %d", id, w, cw))
+		}
+		s.Weights[id] = cw
+		s.Labels[id] = cw
+	}
+	for k, v := range m.requested() {
+		if cfqShared[k] {
+			s.Set[k] = v
+		} else {
+			notes = append(notes, fmt.Sprintf("%s=%s not carried over (CFQ has no such tunable)", k, v))
+		}
+	}
+	sort.Strings(notes)
+	return s, notes
+}
+
+// flags renders a spec as `tracesched replay` flags, to rerun one row.
+func (s spec) flags() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--sched %s", s.Model)
+	for _, id := range sortedIDs(s.Weights) {
+		fmt.Fprintf(&b, " --weight %d=%d", id, s.Weights[id])
+	}
+	for _, k := range sortedKeys(s.Set) {
+		fmt.Fprintf(&b, " --set %s=%s", k, s.Set[k])
+	}
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedIDs[V any](m map[uint64]V) []uint64 {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
