@@ -66,6 +66,9 @@ type Fit struct {
 	// time (the model fitted on all of the capture): how well it
 	// reproduces completion bunching.
 	CompletionGaps GapProfile `json:"completion_gaps"`
+	// BatchingRejected: completion batching was fitted but cost the D2C
+	// distribution more than MaxBatchingCost, so the model has none.
+	BatchingRejected bool `json:"batching_rejected"`
 
 	Model *Model `json:"model"`
 }
@@ -113,6 +116,9 @@ func (f *Fit) String() string {
 		fmt.Fprintf(&b, "  candidate %-13s cross-validated demerit %v (%.1f%%)\n", c.Kind, c.Demerit, 100*c.DemeritFraction)
 	}
 	fmt.Fprintf(&b, "seek/service rank correlation %.3f\n", f.SeekCorrelation)
+	if f.BatchingRejected {
+		fmt.Fprintf(&b, "completion batching fitted but rejected: it cost the D2C distribution more than %.0f%% of the mean\n", 100*MaxBatchingCost)
+	}
 	if g := f.CompletionGaps; len(g.Real) > 0 {
 		fmt.Fprintf(&b, "completion gaps under")
 		for i, th := range g.UnderNs {
@@ -149,6 +155,11 @@ func (f *Fit) String() string {
 	return b.String()
 }
 
+// MaxBatchingCost is how much completion batching may add to the in-sample
+// D2C demerit, as a fraction of the mean D2C, beyond twice the demerit of
+// the model without it, before Calibrate drops it (step 4).
+const MaxBatchingCost = 0.15
+
 // MinSeekCorrelation is the least rank correlation between seek distance
 // and service time for which Calibrate picks a rotational model by itself.
 const MinSeekCorrelation = 0.3
@@ -173,6 +184,9 @@ var ErrTooFew = errors.New("too few issued and completed requests to calibrate")
 //     times also grow with seek distance (Fit.SeekCorrelation at least
 //     MinSeekCorrelation), so that a loop or virtual device that a FIFO
 //     server happens to mimic is not called a disk.
+//  4. Completion batching, when fitted, is kept only if the model's
+//     in-sample demerit stays within max(2x, +MaxBatchingCost) of the
+//     same model without it (Fit.BatchingRejected otherwise).
 func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error) {
 	if opts.Quantiles < 16 {
 		opts.Quantiles = 1024
@@ -233,6 +247,26 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	}
 	pred := c.predict(m, opts.Seed)
 	_, fit.Demerit, fit.DemeritFraction = score(real, pred)
+	// Step 4: completion batching must earn its place. It paces closed-loop
+	// processes the way a device that completes in bunches does, at some
+	// cost to the D2C distribution; where that cost is large, the bunches
+	// were not the device's (BFQ dispatching queues in turn completes their
+	// requests in pairs), and the model without batching is kept.
+	if m.Kind == KindNonRotational && m.NonRotational.Batching != nil {
+		plainOpts := opts
+		plainOpts.NoBatching = true
+		plain := fitKind(best.Kind, c.samples, plainOpts)
+		plainPred := c.predict(plain, opts.Seed)
+		_, plainDem, plainFrac := score(real, plainPred)
+		if fit.DemeritFraction > max(2*plainFrac, plainFrac+MaxBatchingCost) {
+			m, pred, fit.Demerit, fit.DemeritFraction = plain, plainPred, plainDem, plainFrac
+			fit.BatchingRejected = true
+			// Cross-validate what is kept.
+			cv := fitKind(best.Kind, c.samples[:nTrain], plainOpts)
+			cvPred := c.predict(cv, opts.Seed)
+			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(real[nTrain:], cvPred[nTrain:])
+		}
+	}
 	realDone := make([]float64, len(c.samples))
 	modelDone := make([]float64, len(c.samples))
 	for i, s := range c.samples {
