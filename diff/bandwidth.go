@@ -65,8 +65,8 @@ type Bandwidth struct {
 // compareBandwidth builds the Cgroup list (sorted by id) and the figures.
 func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	win := int64(opts.Window)
-	_, rl := real.span()
-	_, pl := pred.span()
+	rl := real.prepared().last
+	pl := pred.prepared().last
 	end := max(rl, pl, 0)
 	nw := int(int64(end)/win) + 1
 	bw := Bandwidth{WindowSeconds: opts.Window.Seconds(), Windows: nw, Fairness: 1}

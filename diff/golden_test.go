@@ -131,3 +131,14 @@ func TestGoldenFixtures(t *testing.T) {
 		checkGolden(t, "cross", diff.Compare(load(t, ea, ma), load(t, eb, mb), diff.Options{Weights: map[uint64]int{1: 100}}))
 	})
 }
+
+// TestGoldenUnpacked: the same Results when no key fits packed in 64 bits
+// (the comparison-sort fallbacks).
+func TestGoldenUnpacked(t *testing.T) {
+	defer diff.SetPackBitsForTest(0)()
+	if *update {
+		t.Skip("not with -update")
+	}
+	TestGoldenSynthetic(t)
+	TestGoldenFixtures(t)
+}

@@ -103,38 +103,9 @@ func sortedPair(a, b []float64) LatencyPair {
 	return p
 }
 
-// latencies returns a side's Q2C and D2C samples in seconds, sorted.
-func latencies(s *Side) (q2c, d2c []float64) {
-	q := make([]keyed, 0, len(s.Requests))
-	d := make([]keyed, 0, len(s.Requests))
-	for i := range s.Requests {
-		r := &s.Requests[i]
-		if !r.Complete.Valid() {
-			continue
-		}
-		if r.Queue.Valid() && r.Complete >= r.Queue {
-			q = append(q, keyed{t: r.Complete - r.Queue})
-		}
-		if r.Issue.Valid() && r.Complete >= r.Issue {
-			d = append(d, keyed{t: r.Complete - r.Issue})
-		}
-	}
-	buf := make([]keyed, max(len(q), len(d)))
-	conv := func(k []keyed) []float64 {
-		radixSort(k, buf)
-		out := make([]float64, len(k))
-		for i, e := range k {
-			out[i] = float64(e.t) / 1e9
-		}
-		return out
-	}
-	return conv(q), conv(d)
-}
-
 func compareLatency(real, pred *Side) Latency {
-	rq, rd := latencies(real)
-	pq, pd := latencies(pred)
-	l := Latency{D2C: sortedPair(rd, pd), Q2C: sortedPair(rq, pq)}
+	rp, pp := real.prepared(), pred.prepared()
+	l := Latency{D2C: sortedPair(rp.d2c, pp.d2c), Q2C: sortedPair(rp.q2c, pp.q2c)}
 	l.D2CDemerit, l.Q2CDemerit = l.D2C.Relative, l.Q2C.Relative
 	return l
 }

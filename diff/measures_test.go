@@ -90,7 +90,7 @@ func TestThinkTimeFormula(t *testing.T) {
 	s := thinkQueue(n, 10*time.Millisecond)
 	opts := Options{}.withDefaults()
 	ts := computeThink(s, opts)
-	series := ts.series[queueID{42, true}]
+	series := ts.seriesOf(queueID{42, true})
 	if len(series) != n {
 		t.Fatalf("%d points, want %d", len(series), n)
 	}
@@ -126,11 +126,11 @@ func TestThinkTimeFormula(t *testing.T) {
 	}
 	// Legacy threshold (slice_idle, 8 ms): 10 ms gaps still long, a 6 ms gap short.
 	lg := computeThink(thinkQueue(n, 6*time.Millisecond), Options{LegacyThinkTime: true}.withDefaults())
-	if p := lg.series[queueID{42, true}]; !p[n-1].Short {
+	if p := lg.seriesOf(queueID{42, true}); !p[n-1].Short {
 		t.Errorf("legacy 6 ms: long (mean %v)", p[n-1].Mean)
 	}
 	nl := computeThink(thinkQueue(n, 6*time.Millisecond), opts)
-	if p := nl.series[queueID{42, true}]; p[n-1].Short {
+	if p := nl.seriesOf(queueID{42, true}); p[n-1].Short {
 		t.Errorf("5.12+ 6 ms: short (mean %v)", p[n-1].Mean)
 	}
 }
@@ -145,11 +145,11 @@ func TestThinkTimeBusyNotSampled(t *testing.T) {
 		reqs = append(reqs, trace.Request{ID: uint64(i + 1), PID: 7, Cat: trace.CatRead, Queue: tm, Insert: tm, Issue: tm, Complete: tm + 30e6, FirstBio: uint32(i)})
 	}
 	s := FromData(trace.Meta{}, nil, reqs, nil)
-	p := computeThink(s, Options{}.withDefaults()).series[queueID{7, true}]
+	p := computeThink(s, Options{}.withDefaults()).seriesOf(queueID{7, true})
 	if p[len(p)-1].Samples != 32 {
 		t.Errorf("samples %d, want one sample (32)", p[len(p)-1].Samples)
 	}
-	p = computeThink(s, Options{LegacyThinkTime: true}.withDefaults()).series[queueID{7, true}]
+	p = computeThink(s, Options{LegacyThinkTime: true}.withDefaults()).seriesOf(queueID{7, true})
 	if p[len(p)-1].Samples != 186 { // 32, 60, 84, ..., 186: ten samples
 		t.Errorf("legacy samples %d, want every insertion sampled", p[len(p)-1].Samples)
 	}

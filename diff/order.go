@@ -148,67 +148,81 @@ type keyed struct {
 func compareOrder(real, pred *Side, rIdx, pIdx []int32, opts Options) Order {
 	// 1. Keep the matched bios issued on both sides (candidates c, in
 	//    (PID, Index) order, so c itself breaks issue-time ties).
-	rk := make([]keyed, 0, len(rIdx))
-	pk := make([]keyed, 0, len(rIdx))
+	rc := make([]int32, len(real.Bios)) // bio index -> candidate, or -1
+	pc := make([]int32, len(pred.Bios))
+	for i := range rc {
+		rc[i] = -1
+	}
+	for i := range pc {
+		pc[i] = -1
+	}
 	cr := make([]int32, 0, len(rIdx)) // candidate -> bio index on each side
 	cp := make([]int32, 0, len(rIdx))
 	for k := range rIdx {
-		rb, pb := &real.Bios[rIdx[k]], &pred.Bios[pIdx[k]]
-		if !rb.Issue.Valid() || !pb.Issue.Valid() {
+		if !real.Bios[rIdx[k]].Issue.Valid() || !pred.Bios[pIdx[k]].Issue.Valid() {
 			continue
 		}
 		c := int32(len(cr))
+		rc[rIdx[k]] = c
+		pc[pIdx[k]] = c
 		cr = append(cr, rIdx[k])
 		cp = append(cp, pIdx[k])
-		rk = append(rk, keyed{rb.Issue, c})
-		pk = append(pk, keyed{pb.Issue, c})
 	}
 	n := len(cr)
 	o := Order{Bios: n, KendallTau: 1}
 	if n == 0 {
 		return o
 	}
-	// 2. Sort by (issue time, candidate) on each side: a stable sort by
-	//    time of lists already in candidate order.
-	buf := make([]keyed, n)
-	radixSort(rk, buf)
-	radixSort(pk, buf)
+	// 2. Each side's dispatch order, sorted by (issue time, bio index) once
+	//    per Side, restricted to the candidates: since candidate order is
+	//    bio index order on both sides, that is the order by (issue time,
+	//    candidate).
+	o.RealSequence = make([]int32, 0, n)
+	o.PredictedSequence = make([]int32, 0, n)
+	for _, bi := range real.prepared().issueOrder {
+		if rc[bi] >= 0 {
+			o.RealSequence = append(o.RealSequence, bi)
+		}
+	}
 	predRank := make([]int32, n)
-	for pos, e := range pk {
-		predRank[e.c] = int32(pos)
+	for _, bi := range pred.prepared().issueOrder {
+		if c := pc[bi]; c >= 0 {
+			predRank[c] = int32(len(o.PredictedSequence))
+			o.PredictedSequence = append(o.PredictedSequence, bi)
+		}
 	}
 	// 3. x[i] = predicted position of the bio at real position i.
 	x := make([]int32, n)
-	o.RealSequence = make([]int32, n)
-	o.PredictedSequence = make([]int32, n)
 	o.Displacement = make([]int32, n)
 	var sumAbs float64
-	for i, e := range rk {
-		x[i] = predRank[e.c]
+	for i, rbi := range o.RealSequence {
+		c := rc[rbi]
+		x[i] = predRank[c]
 		d := x[i] - int32(i)
 		o.Displacement[i] = d
-		o.RealSequence[i] = cr[e.c]
-		o.PredictedSequence[i] = cp[pk[i].c]
 		ad := int(abs32(d))
 		sumAbs += float64(ad)
 		if ad > o.MaxDisplacement {
 			o.MaxDisplacement = ad
-			o.MaxDisplaced = BioRef{PID: real.Bios[cr[e.c]].PID, Index: real.Bios[cr[e.c]].Index, Real: int(cr[e.c]), Pred: int(cp[e.c])}
+			o.MaxDisplaced = BioRef{PID: real.Bios[rbi].PID, Index: real.Bios[rbi].Index, Real: int(rbi), Pred: int(cp[c])}
 		}
-		if o.FirstDivergence == nil && rk[i].c != pk[i].c {
-			rb, pb := &real.Bios[cr[e.c]], &pred.Bios[cp[pk[i].c]]
-			o.FirstDivergence = &Point{
-				Position:  i,
-				Bio:       BioRef{PID: rb.PID, Index: rb.Index, Real: int(cr[e.c]), Pred: int(cp[e.c])},
-				Predicted: BioRef{PID: pb.PID, Index: pb.Index, Real: int(cr[pk[i].c]), Pred: int(cp[pk[i].c])},
-				RealTime:  rb.Issue,
-				PredTime:  pb.Issue,
+		if o.FirstDivergence == nil {
+			pbi := o.PredictedSequence[i]
+			if pk := pc[pbi]; pk != c {
+				rb, pb := &real.Bios[rbi], &pred.Bios[pbi]
+				o.FirstDivergence = &Point{
+					Position:  i,
+					Bio:       BioRef{PID: rb.PID, Index: rb.Index, Real: int(rbi), Pred: int(cp[c])},
+					Predicted: BioRef{PID: pb.PID, Index: pb.Index, Real: int(cr[pk]), Pred: int(pbi)},
+					RealTime:  rb.Issue,
+					PredTime:  pb.Issue,
+				}
 			}
 		}
 	}
 	o.MeanDisplacement = sumAbs / float64(n)
 	// 4. Kendall tau from the inversions of x.
-	o.Inversions = countInversions(x)
+	o.Inversions = countInversionsBuf(x, rc, pc) // rc, pc: scratch now
 	if n > 1 {
 		pairs := float64(n) * float64(n-1) / 2
 		o.KendallTau = 1 - 2*float64(o.Inversions)/pairs
@@ -243,14 +257,45 @@ func abs32(d int32) int32 {
 // countInversions returns the number of pairs i < j with x[i] > x[j], by a
 // bottom-up merge sort in O(n log n). x is left unchanged.
 func countInversions(x []int32) int64 {
+	return countInversionsBuf(x, nil, nil)
+}
+
+// countInversionsBuf is countInversions with scratch space a and b (each
+// allocated when shorter than x): insertion sorts of runs of 32, then
+// bottom-up merges, copying pairs of runs already in order.
+func countInversionsBuf(x, a, b []int32) int64 {
 	n := len(x)
-	a := slices.Clone(x)
-	b := make([]int32, n)
+	if len(a) < n {
+		a = make([]int32, n)
+	}
+	if len(b) < n {
+		b = make([]int32, n)
+	}
+	a, b = a[:n], b[:n]
+	copy(a, x)
 	var inv int64
-	for width := 1; width < n; width *= 2 {
+	const run = 32
+	for lo := 0; lo < n; lo += run {
+		hi := min(lo+run, n)
+		for i := lo + 1; i < hi; i++ {
+			v := a[i]
+			j := i
+			for j > lo && a[j-1] > v {
+				a[j] = a[j-1]
+				j--
+			}
+			a[j] = v
+			inv += int64(i - j)
+		}
+	}
+	for width := run; width < n; width *= 2 {
 		for lo := 0; lo < n; lo += 2 * width {
 			mid := min(lo+width, n)
 			hi := min(lo+2*width, n)
+			if mid >= hi || a[mid-1] <= a[mid] {
+				copy(b[lo:hi], a[lo:hi])
+				continue
+			}
 			i, j, k := lo, mid, lo
 			for i < mid && j < hi {
 				if a[i] <= a[j] {
@@ -356,52 +401,87 @@ func describeDivergence(d *Divergence, real, pred *Side, realSeq, predSeq, x []i
 
 // served tallies the bios s.Bios[idx...] by cgroup, process and queue.
 func served(s *Side, idx []int32) Served {
-	cg := map[uint64]*Count{}
-	pr := map[uint64]*Count{}
-	qu := map[uint64]*Count{} // key pid<<1 | sync
-	add := func(m map[uint64]*Count, k uint64, bytes uint32) *Count {
-		c := m[k]
-		if c == nil {
-			c = &Count{ID: k}
-			m[k] = c
-		}
-		c.Bios++
-		c.Bytes += uint64(bytes)
-		return c
-	}
+	var cg, pr, qu tally
 	for _, i := range idx {
 		b := &s.Bios[i]
-		add(cg, b.Cgroup, b.Bytes)
-		add(pr, uint64(b.PID), b.Bytes)
+		cg.add(b.Cgroup, b.Bytes)
+		pr.add(uint64(b.PID), b.Bytes)
 		k := uint64(b.PID) << 1
 		if isSync(b.Cat) {
 			k |= 1
 		}
-		add(qu, k, b.Bytes)
+		qu.add(k, b.Bytes)
 	}
-	for id, c := range cg {
-		c.Name = cgroupPath(id, s)
+	for k := range cg.counts {
+		cg.counts[k].Name = cgroupPath(cg.counts[k].ID, s)
 	}
-	for k, c := range qu {
-		c.ID = k >> 1
-		c.Name = queueID{uint32(k >> 1), k&1 == 1}.String()
+	for k := range qu.counts {
+		c := &qu.counts[k]
+		c.Name = queueID{uint32(c.ID >> 1), c.ID&1 == 1}.String()
+		c.ID >>= 1
 	}
-	return Served{Cgroups: sortedCounts(cg), Processes: sortedCounts(pr), Queues: sortedCounts(qu)}
+	return Served{Cgroups: cg.sorted(), Processes: pr.sorted(), Queues: qu.sorted()}
 }
 
-func sortedCounts[K comparable](m map[K]*Count) []Count {
-	out := make([]Count, 0, len(m))
-	for _, c := range m {
-		out = append(out, *c)
+// tally counts bios and bytes by id: a list searched from the last id hit,
+// and a map once the list is long.
+type tally struct {
+	counts []Count
+	last   int
+	index  map[uint64]int
+}
+
+func (t *tally) add(id uint64, bytes uint32) {
+	if t.last < len(t.counts) && t.counts[t.last].ID == id {
+		t.counts[t.last].Bios++
+		t.counts[t.last].Bytes += uint64(bytes)
+		return
 	}
-	slices.SortFunc(out, func(a, b Count) int {
-		if c := cmp.Compare(b.Bios, a.Bios); c != 0 {
-			return c
+	k := -1
+	if t.index != nil {
+		if j, ok := t.index[id]; ok {
+			k = j
 		}
-		if c := cmp.Compare(a.ID, b.ID); c != 0 {
-			return c
+	} else {
+		for j := range t.counts {
+			if t.counts[j].ID == id {
+				k = j
+				break
+			}
 		}
-		return cmp.Compare(a.Name, b.Name)
-	})
+	}
+	if k < 0 {
+		k = len(t.counts)
+		t.counts = append(t.counts, Count{ID: id})
+		if t.index != nil {
+			t.index[id] = k
+		} else if len(t.counts) > 32 {
+			t.index = make(map[uint64]int, 64)
+			for j := range t.counts {
+				t.index[t.counts[j].ID] = j
+			}
+		}
+	}
+	t.last = k
+	t.counts[k].Bios++
+	t.counts[k].Bytes += uint64(bytes)
+}
+
+func (t *tally) sorted() []Count {
+	out := t.counts
+	if out == nil {
+		out = []Count{}
+	}
+	slices.SortFunc(out, countCmp)
 	return out
+}
+
+func countCmp(a, b Count) int {
+	if c := cmp.Compare(b.Bios, a.Bios); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
 }

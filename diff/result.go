@@ -35,13 +35,14 @@ func Compare(real, pred *Side, opts Options) *Result {
 	real.finish()
 	pred.finish()
 	opts = opts.withDefaults()
+	rp, pp := real.prepared(), pred.prepared()
 	r := &Result{
 		Scheduler:         pred.schedulerName(),
 		Kernel:            pred.Meta.Kernel,
 		Requests:          len(real.Requests),
 		PredictedRequests: len(pred.Requests),
-		WallSeconds:       real.Seconds(),
-		SimulatedSeconds:  pred.Seconds(),
+		WallSeconds:       spanSeconds(rp.first, rp.last),
+		SimulatedSeconds:  spanSeconds(pp.first, pp.last),
 		RealSide:          real,
 		PredSide:          pred,
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -36,10 +37,15 @@ type Side struct {
 	// Stats are the Rebuilder's counters (zero for FromData).
 	Stats trace.RebuildStats
 
-	rb *trace.Rebuilder // while loading
+	rb     *trace.Rebuilder // while loading
+	reqsIn chunked[trace.Request]
+	biosIn chunked[trace.Bio]
 
 	reqPos   []int32 // Requests index by ID-1 when IDs are dense, else nil
 	finished bool
+
+	prepOnce sync.Once
+	prep     *sidePrep // see prepared
 }
 
 // FromData builds a finished Side from already rebuilt data. The slices are
@@ -63,7 +69,7 @@ func (s *Side) finish() {
 		return
 	}
 	s.finished = true
-	slices.SortStableFunc(s.Bios, func(a, b trace.Bio) int { return bioKeyCmp(&a, &b) })
+	sortBios(s.Bios)
 	// Drop duplicate keys, keeping the first.
 	out := s.Bios[:0]
 	for i := range s.Bios {
@@ -74,8 +80,10 @@ func (s *Side) finish() {
 		out = append(out, s.Bios[i])
 	}
 	s.Bios = out
-	slices.SortStableFunc(s.Requests, func(a, b trace.Request) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortStableFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) })
+	sortRequests(s.Requests)
+	if !slices.IsSortedFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) }) {
+		slices.SortStableFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) })
+	}
 	dense := true
 	for i := range s.Requests {
 		if s.Requests[i].ID != uint64(i+1) {
@@ -138,7 +146,10 @@ func (s *Side) span() (first, last trace.Time) {
 // Seconds returns the side's active span in seconds: from its first queued
 // bio to its last completion (0 when nothing completed).
 func (s *Side) Seconds() float64 {
-	first, last := s.span()
+	return spanSeconds(s.span())
+}
+
+func spanSeconds(first, last trace.Time) float64 {
 	if first == trace.NoTime || last == trace.NoTime || last <= first {
 		return 0
 	}

@@ -1,7 +1,9 @@
 package diff
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -60,4 +62,8 @@ func cloneSide(s *Side) *Side {
 	r := append([]trace.Request(nil), s.Requests...)
 	m := append([]Message(nil), s.Messages...)
 	return FromData(s.Meta, b, r, m)
+}
+
+func sortByDone(r []trace.Request) {
+	slices.SortStableFunc(r, func(a, b trace.Request) int { return cmp.Compare(a.Complete, b.Complete) })
 }

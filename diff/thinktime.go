@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,10 +101,10 @@ type ThinkTime struct {
 
 // thinkSide is one side's recomputed think-time state.
 type thinkSide struct {
-	class  []int8 // per request index: -1 not classified, 0 short, 1 long
-	series map[queueID][]ThinkPoint
-	logged map[queueID][]LoggedPoint
-	reqs   map[queueID]int
+	class  []int8         // per request index: -1 not classified, 0 short, 1 long
+	queues []uint32       // sync queues' pids (sidePrep.queues)
+	series [][]ThinkPoint // per queue, as queues
+	logged []queueLogged  // sidePrep.logged
 }
 
 // Think-time event kinds, in their order at equal times.
@@ -113,98 +114,38 @@ const (
 	ttIssue    = 2
 )
 
-// ttEvent packs an event of a request as a keyed: t = time*4 + kind, c =
-// the request's index, so that a stable sort by t of events laid out in
-// request order sorts them by (time, kind, request).
-func ttEvent(t trace.Time, kind int, req int) keyed { return keyed{t*4 + trace.Time(kind), int32(req)} }
-
+// computeThink replays each sync queue's life (its events sorted once per
+// Side by sidePrep.prepThink) under opts.
 func computeThink(s *Side, opts Options) thinkSide {
-	ts := thinkSide{class: make([]int8, len(s.Requests)), series: map[queueID][]ThinkPoint{}, logged: map[queueID][]LoggedPoint{}, reqs: map[queueID]int{}}
-	// 1. Number the sync queues and count their events.
-	qIndex := map[queueID]int32{}
-	var queues []queueID
-	var counts []int
-	var firstQ []trace.Time
-	rq := make([]int32, len(s.Requests))
-	for i := range s.Requests {
-		r := &s.Requests[i]
+	p := s.prepared()
+	ts := thinkSide{class: make([]int8, len(s.Requests)), queues: p.queues, series: make([][]ThinkPoint, len(p.queues)), logged: p.logged}
+	for i := range ts.class {
 		ts.class[i] = -1
-		rq[i] = -1
-		q := queueID{r.PID, isSync(r.Cat)}
-		ins := r.Insert
-		if !ins.Valid() {
-			ins = r.Queue
-		}
-		if !q.Sync || r.Flags&trace.FlagMergedAway != 0 || !ins.Valid() {
-			continue
-		}
-		k, ok := qIndex[q]
-		if !ok {
-			k = int32(len(queues))
-			qIndex[q] = k
-			queues = append(queues, q)
-			counts = append(counts, 0)
-			firstQ = append(firstQ, ins)
-		}
-		rq[i] = k
-		counts[k] += 3
-		qt := r.Queue
-		if !qt.Valid() {
-			qt = ins
-		}
-		firstQ[k] = min(firstQ[k], qt)
-	}
-	// 2. Lay every queue's events out in one array.
-	off := make([]int, len(queues)+1)
-	for k, c := range counts {
-		off[k+1] = off[k] + c
-	}
-	fill := slices.Clone(off[:len(queues)])
-	events := make([]keyed, off[len(queues)])
-	for i := range s.Requests {
-		k := rq[i]
-		if k < 0 {
-			continue
-		}
-		r := &s.Requests[i]
-		ins := r.Insert
-		if !ins.Valid() {
-			ins = r.Queue
-		}
-		events[fill[k]] = ttEvent(ins, ttInsert, i)
-		fill[k]++
-		if r.Issue.Valid() {
-			events[fill[k]] = ttEvent(r.Issue, ttIssue, i)
-			fill[k]++
-		}
-		if r.Complete.Valid() {
-			events[fill[k]] = ttEvent(r.Complete, ttComplete, i)
-			fill[k]++
-		}
 	}
 	slice := uint64(opts.SliceIdle)
 	thr := slice / 2
 	if opts.LegacyThinkTime {
 		thr = slice
 	}
-	// 3. Replay each queue's life: complete, insert, issue at equal times.
-	buf := make([]keyed, 0)
-	for k := range queues {
-		if n := fill[k] - off[k]; n > len(buf) {
-			buf = make([]keyed, n)
+	// One allocation for every queue's series (one point per insertion).
+	inserts := 0
+	for _, e := range p.ev {
+		if _, kind, _ := p.event(s, e); kind == ttInsert {
+			inserts++
 		}
 	}
-	for k, q := range queues {
-		ev := events[off[k]:fill[k]]
-		radixSort(ev, buf)
+	all := make([]ThinkPoint, 0, inserts)
+	// Complete, insert, issue at equal times.
+	for k := range p.queues {
+		ev := p.ev[p.off[k]:p.off[k+1]]
 		var queued, inflight int
 		var samples, total, mean uint64
-		lastEnd := firstQ[k] + 1
+		lastEnd := p.firstQ[k] + 1
 		short := true
-		series := make([]ThinkPoint, 0, counts[k]/3)
+		start := len(all)
 		for _, e := range ev {
-			t := e.t >> 2
-			switch e.t & 3 {
+			t, kind, ri := p.event(s, e)
+			switch kind {
 			case ttComplete:
 				inflight = max(inflight-1, 0)
 				lastEnd = t
@@ -223,30 +164,16 @@ func computeThink(s *Side, opts Options) thinkSide {
 					mean = (total + 128) / samples
 				}
 				short = !(samples > 80 && mean > thr)
-				series = append(series, ThinkPoint{Time: t, Mean: time.Duration(mean), Samples: uint32(samples), Short: short})
+				all = append(all, ThinkPoint{Time: t, Mean: time.Duration(mean), Samples: uint32(samples), Short: short})
 				if short {
-					ts.class[e.c] = 0
+					ts.class[ri] = 0
 				} else {
-					ts.class[e.c] = 1
+					ts.class[ri] = 1
 				}
 				queued++
 			}
 		}
-		ts.reqs[q] = len(series)
-		ts.series[q] = series
-	}
-	// The scheduler's own view, where it logs one.
-	for i := range s.Messages {
-		m := &s.Messages[i]
-		if m.Msg.PID <= 0 {
-			continue
-		}
-		v, ok := loggedShort(m.Msg.Body)
-		if !ok {
-			continue
-		}
-		q := queueID{uint32(m.Msg.PID), m.Msg.Sync}
-		ts.logged[q] = append(ts.logged[q], LoggedPoint{Time: m.Time, Short: v})
+		ts.series[k] = all[start:len(all):len(all)]
 	}
 	return ts
 }
@@ -309,13 +236,14 @@ func flips[T any](xs []T, short func(T) bool) int {
 func loggedAgreement(ts thinkSide) LoggedAgreement {
 	var la LoggedAgreement
 	agree := 0
-	for q, pts := range ts.logged {
-		if !q.Sync {
+	for _, ql := range ts.logged {
+		if !ql.q.Sync {
 			continue
 		}
-		for _, p := range pts {
+		series := ts.seriesOf(ql.q)
+		for _, p := range ql.pts {
 			la.Points++
-			if classAt(ts.series[q], p.Time) == p.Short {
+			if classAt(series, p.Time) == p.Short {
 				agree++
 			}
 		}
@@ -332,17 +260,23 @@ func compareThink(real, pred *Side, rIdx, pIdx []int32, opts Options) ThinkTime 
 	if opts.LegacyThinkTime {
 		tt.ThresholdSeconds = opts.SliceIdle.Seconds()
 	}
-	per := map[queueID]*QueueThink{}
-	agreeQ := map[queueID]int{}
-	getQ := func(q queueID) *QueueThink {
-		p := per[q]
-		if p == nil {
-			p = &QueueThink{Queue: q.String(), PID: q.PID, Sync: q.Sync, Agreement: 1}
-			per[q] = p
+	// Every queue reported is a sync queue: number them by pid.
+	qidx := make(map[uint32]int32, len(rt.queues)+len(pt.queues))
+	var per []QueueThink
+	var agreeQ []int
+	getQ := func(pid uint32) int32 {
+		k, ok := qidx[pid]
+		if !ok {
+			k = int32(len(per))
+			qidx[pid] = k
+			per = append(per, QueueThink{Queue: queueID{pid, true}.String(), PID: pid, Sync: true, Agreement: 1})
+			agreeQ = append(agreeQ, 0)
 		}
-		return p
+		return k
 	}
 	agree := 0
+	lastPID, lastK := uint32(0), int32(-1)
+	rFirst := real.prepared().reqFirst
 	for k := range rIdx {
 		// Real requests by their first bio, found among the matched bios.
 		rb := &real.Bios[rIdx[k]]
@@ -350,11 +284,11 @@ func compareThink(real, pred *Side, rIdx, pIdx []int32, opts Options) ThinkTime 
 		if i < 0 {
 			continue
 		}
-		r := &real.Requests[i]
 		rc := rt.class[i]
-		if rc < 0 || r.PID != rb.PID || r.FirstBio != rb.Index {
+		if rc < 0 || rFirst[i] != uint64(rb.PID)<<32|uint64(rb.Index) {
 			continue
 		}
+		pid := rb.PID
 		pi := pred.Request(pred.Bios[pIdx[k]].Request)
 		if pi < 0 || pt.class[pi] < 0 {
 			continue
@@ -362,11 +296,13 @@ func compareThink(real, pred *Side, rIdx, pIdx []int32, opts Options) ThinkTime 
 		pc := pt.class[pi]
 		tt.Compared++
 		tt.Confusion[rc][pc]++
-		q := queueID{r.PID, true}
-		getQ(q).Compared++
+		if lastK < 0 || pid != lastPID {
+			lastPID, lastK = pid, getQ(pid)
+		}
+		per[lastK].Compared++
 		if rc == pc {
 			agree++
-			agreeQ[q]++
+			agreeQ[lastK]++
 		}
 	}
 	if tt.Compared > 0 {
@@ -376,8 +312,9 @@ func compareThink(real, pred *Side, rIdx, pIdx []int32, opts Options) ThinkTime 
 		ts   thinkSide
 		real bool
 	}{{rt, true}, {pt, false}} {
-		for q, series := range side.ts.series {
-			p := getQ(q)
+		for qk, pid := range side.ts.queues {
+			series := side.ts.series[qk]
+			p := &per[getQ(pid)]
 			nShort := 0
 			for _, sp := range series {
 				if sp.Short {
@@ -405,31 +342,42 @@ func compareThink(real, pred *Side, rIdx, pIdx []int32, opts Options) ThinkTime 
 				}
 			}
 		}
-		for q, pts := range side.ts.logged {
-			if !q.Sync {
+		for _, ql := range side.ts.logged {
+			if !ql.q.Sync {
 				continue
 			}
-			p := getQ(q)
-			fl := flips(pts, func(p LoggedPoint) bool { return p.Short })
+			p := &per[getQ(ql.q.PID)]
+			fl := flips(ql.pts, func(p LoggedPoint) bool { return p.Short })
 			if side.real {
-				p.RealLoggedFlips, p.RealLogged = fl, pts
+				p.RealLoggedFlips, p.RealLogged = fl, ql.pts
 			} else {
-				p.PredLoggedFlips, p.PredLogged = fl, pts
+				p.PredLoggedFlips, p.PredLogged = fl, ql.pts
 			}
 		}
 	}
 	tt.RealLogged = loggedAgreement(rt)
 	tt.PredLogged = loggedAgreement(pt)
-	tt.PerQueue = make([]QueueThink, 0, len(per))
-	for q, p := range per {
-		if p.Compared > 0 {
-			p.Agreement = float64(agreeQ[q]) / float64(p.Compared)
+	for k := range per {
+		if p := &per[k]; p.Compared > 0 {
+			p.Agreement = float64(agreeQ[k]) / float64(p.Compared)
 		}
-		tt.PerQueue = append(tt.PerQueue, *p)
 	}
-	slices.SortFunc(tt.PerQueue, func(a, b QueueThink) int {
-		return queueID{a.PID, a.Sync}.less(queueID{b.PID, b.Sync})
-	})
+	slices.SortFunc(per, func(a, b QueueThink) int { return cmp.Compare(a.PID, b.PID) })
+	if per == nil {
+		per = []QueueThink{}
+	}
+	tt.PerQueue = per
 	tt.Queues = len(tt.PerQueue)
 	return tt
+}
+
+// seriesOf returns queue q's series, nil when q has none.
+func (ts thinkSide) seriesOf(q queueID) []ThinkPoint {
+	if !q.Sync {
+		return nil
+	}
+	if k := slices.Index(ts.queues, q.PID); k >= 0 {
+		return ts.series[k]
+	}
+	return nil
 }

@@ -26,8 +26,9 @@ const (
 
 // DefaultBatchRows is the number of rows per Arrow record batch when
 // WithBatchRows is not given. A batch of events takes about 110 bytes per row
-// in memory while it is built (about 7 MiB at the default), independent of
-// the capture's length.
+// in memory while it is built (about 7 MiB at the default; as much again
+// for its compressed form, less the compression), independent of the
+// capture's length.
 const DefaultBatchRows = 64 << 10
 
 // maxArrowBatchRows bounds WithBatchRows so one batch stays well under the
@@ -63,9 +64,10 @@ func newArrowConfig(opts []ArrowOption) arrowConfig {
 	return c
 }
 
-// WithAllocator sets the allocator for column buffers, compression and
-// decoding. The default is a new memory.NewGoAllocator() per writer or
-// reader.
+// WithAllocator sets the allocator for a writer's column buffers and a
+// reader's decoding. (A writer's compressed output is ordinary Go memory,
+// reused from batch to batch.) The default is a new memory.NewGoAllocator()
+// per writer or reader.
 func WithAllocator(mem memory.Allocator) ArrowOption {
 	return func(c *arrowConfig) { c.mem = mem }
 }
@@ -88,8 +90,14 @@ func WithBatchRows(n int) ArrowOption {
 }
 
 // WithCompressConcurrency sets how many goroutines compress the column
-// buffers of each batch (default 1: compression runs in the writer's
-// goroutine). Writers only.
+// buffers of each batch. With the default, 1, a full batch is compressed
+// and written by the Write call that fills it. With n > 1 it is compressed
+// in the background by n goroutines, each column buffer by one of them,
+// and written while the writer's caller fills the next batch: the writer
+// then holds two batches in memory, and an error writing a batch is
+// returned by a later Write or by Close. That costs more CPU in all (a
+// second set of buffers and encoders, hand-offs between goroutines) and
+// pays only when a core would otherwise be idle. Writers only.
 func WithCompressConcurrency(n int) ArrowOption {
 	return func(c *arrowConfig) { c.concurrency = max(n, 1) }
 }

@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"encoding/binary"
+	"unsafe"
+
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
@@ -12,81 +14,106 @@ import (
 // owns allocator buffers sized for a whole batch and the writer stores
 // values in place: row i of a batch is v[i]. Nullable columns start each
 // batch zeroed with all rows null, and a row becomes valid when set, so
-// columns that most rows leave null cost nothing per row. The buffers are
-// reused from batch to batch: after the IPC writer has encoded a batch,
-// the column holds the only reference again.
+// columns that most rows leave null cost nothing per row. At the end of a
+// batch each column hands its buffers to the batch encoder (put, see
+// arrow_enc.go) as they are, and the buffers are reused for the next batch.
 
 type arrowNum interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
 }
 
-// arrowBuf is one reusable allocator buffer.
-type arrowBuf struct{ b *memory.Buffer }
+// arrowBuf is a reusable allocator buffer per slot: writers whose batches
+// are compressed in the background alternate between two (see arrowEnc).
+type arrowBuf struct{ b [2]*memory.Buffer }
 
-// bytes returns the buffer resized to n bytes, zeroed if zero is set.
-func (a *arrowBuf) bytes(mem memory.Allocator, n int, zero bool) []byte {
-	if a.b == nil {
-		a.b = memory.NewResizableBuffer(mem)
+// bytes returns slot's buffer resized to n bytes, zeroed if zero is set.
+func (a *arrowBuf) bytes(mem memory.Allocator, slot, n int, zero bool) []byte {
+	if a.b[slot] == nil {
+		a.b[slot] = memory.NewResizableBuffer(mem)
 	}
-	a.b.Resize(n)
-	p := a.b.Bytes()
+	a.b[slot].Resize(n)
+	p := a.b[slot].Bytes()
 	if zero {
 		clear(p)
 	}
 	return p
 }
 
+// fresh reports whether slot's buffer is not n bytes long.
+func (a *arrowBuf) fresh(slot, n int) bool { return a.b[slot] == nil || a.b[slot].Len() != n }
+
 func (a *arrowBuf) release() {
-	if a.b != nil {
-		a.b.Release()
-		a.b = nil
+	for i, b := range a.b {
+		if b != nil {
+			b.Release()
+			a.b[i] = nil
+		}
+	}
+}
+
+// arrowBits returns the bytes of a bitmap of n bits.
+func arrowBits(n int) int { return (n + 7) / 8 }
+
+// arrowPutBits hands a validity bitmap to the encoder: none without nulls.
+func arrowPutBits(e *arrowEnc, n, nvalid int, bits []byte) {
+	e.node(n, n-nvalid)
+	if nvalid < n {
+		e.buf(bits[:arrowBits(n)])
+	} else {
+		e.buf(nil)
 	}
 }
 
 // arrowFixed is a fixed-width column.
 type arrowFixed[T arrowNum] struct {
-	typ      arrow.DataType
 	nullable bool
 	vals     arrowBuf
 	valid    arrowBuf
 	v        []T    // values of the batch
+	raw      []byte // the same, as bytes
 	bits     []byte // validity bitmap, nullable columns only
+	nvalid   int    // rows set, nullable columns only
+	slot     int
+	dirty    [2]bool // slot's buffers hold values set since zeroed
 }
 
-func (c *arrowFixed[T]) reset(mem memory.Allocator, rows int) {
-	width := c.typ.(arrow.FixedWidthDataType).BitWidth() / 8
-	c.v = arrow.GetData[T](c.vals.bytes(mem, rows*width, c.nullable))
+// reset starts a batch of rows rows in slot's buffers.
+func (c *arrowFixed[T]) reset(mem memory.Allocator, rows, slot int) {
+	var zero T
+	size := rows * int(unsafe.Sizeof(zero))
+	// A nullable column's buffers need zeroing only if rows were set the
+	// last time they were used: a column left null stays zero.
+	if c.nvalid > 0 {
+		c.dirty[c.slot] = true
+	}
+	c.slot, c.nvalid = slot, 0
+	clean := c.nullable && (c.vals.fresh(slot, size) || c.dirty[slot])
+	c.raw = c.vals.bytes(mem, slot, size, clean)
+	c.v = arrow.GetData[T](c.raw)
 	if c.nullable {
-		c.bits = c.valid.bytes(mem, int(bitutil.BytesForBits(int64(rows))), true)
+		c.bits = c.valid.bytes(mem, slot, arrowBits(rows), clean || c.valid.fresh(slot, arrowBits(rows)))
+		c.dirty[slot] = false
 	}
 }
 
-// set stores a valid value in row i.
+// set stores a valid value in row i, which must not have been set before.
 func (c *arrowFixed[T]) set(i int, x T) {
 	c.v[i] = x
 	if c.nullable {
-		bitutil.SetBit(c.bits, i)
+		c.bits[i>>3] |= 1 << (i & 7)
+		c.nvalid++
 	}
 }
 
-// data returns the first n rows as array data, with a dictionary if dict
-// is not nil.
-func (c *arrowFixed[T]) data(n int, typ arrow.DataType, dict arrow.ArrayData) arrow.ArrayData {
-	bufs := []*memory.Buffer{nil, c.vals.b}
-	nulls := 0
+// put hands the first n rows to the batch encoder.
+func (c *arrowFixed[T]) put(e *arrowEnc, n int) {
+	var zero T
+	nvalid := n
 	if c.nullable {
-		nulls = n - bitutil.CountSetBits(c.bits, 0, n)
-		if nulls > 0 {
-			bufs[0] = c.valid.b
-		}
+		nvalid = c.nvalid
 	}
-	if typ == nil {
-		typ = c.typ
-	}
-	if dict != nil {
-		return array.NewDataWithDictionary(typ, n, bufs, nulls, 0, dict.(*array.Data))
-	}
-	return array.NewData(typ, n, bufs, nil, nulls, 0)
+	arrowPutBits(e, n, nvalid, c.bits)
+	e.buf(c.raw[:n*int(unsafe.Sizeof(zero))])
 }
 
 func (c *arrowFixed[T]) release() { c.vals.release(); c.valid.release() }
@@ -95,12 +122,14 @@ func (c *arrowFixed[T]) release() { c.vals.release(); c.valid.release() }
 type arrowBools struct {
 	vals, valid arrowBuf
 	v, bits     []byte
+	nvalid      int
 }
 
-func (c *arrowBools) reset(mem memory.Allocator, rows int) {
-	n := int(bitutil.BytesForBits(int64(rows)))
-	c.v = c.vals.bytes(mem, n, true)
-	c.bits = c.valid.bytes(mem, n, true)
+func (c *arrowBools) reset(mem memory.Allocator, rows, slot int) {
+	n := arrowBits(rows)
+	c.v = c.vals.bytes(mem, slot, n, true)
+	c.bits = c.valid.bytes(mem, slot, n, true)
+	c.nvalid = 0
 }
 
 func (c *arrowBools) set(i int, x bool) {
@@ -108,15 +137,12 @@ func (c *arrowBools) set(i int, x bool) {
 		bitutil.SetBit(c.v, i)
 	}
 	bitutil.SetBit(c.bits, i)
+	c.nvalid++
 }
 
-func (c *arrowBools) data(n int) arrow.ArrayData {
-	bufs := []*memory.Buffer{nil, c.vals.b}
-	nulls := n - bitutil.CountSetBits(c.bits, 0, n)
-	if nulls > 0 {
-		bufs[0] = c.valid.b
-	}
-	return array.NewData(arrow.FixedWidthTypes.Boolean, n, bufs, nil, nulls, 0)
+func (c *arrowBools) put(e *arrowEnc, n int) {
+	arrowPutBits(e, n, c.nvalid, c.bits)
+	e.buf(c.v[:arrowBits(n)])
 }
 
 func (c *arrowBools) release() { c.vals.release(); c.valid.release() }
@@ -124,19 +150,27 @@ func (c *arrowBools) release() { c.vals.release(); c.valid.release() }
 // arrowStrings is a nullable utf8 column for rare values: rows not set are
 // null (with an empty value).
 type arrowStrings struct {
-	offs, valid, vals arrowBuf
-	o                 []int32
-	bits              []byte
-	buf               []byte // value bytes of the batch, copied into vals at data
-	last              int    // rows whose offsets are filled in
+	offs, valid arrowBuf
+	o           []int32
+	raw         []byte // o as bytes
+	bits        []byte
+	buf         []byte    // value bytes of the batch
+	bufs        [2][]byte // each slot's value bytes, kept for their capacity
+	slot        int
+	last        int // rows whose offsets are filled in
+	nvalid      int
 }
 
-func (c *arrowStrings) reset(mem memory.Allocator, rows int) {
-	c.o = arrow.GetData[int32](c.offs.bytes(mem, 4*(rows+1), false))
+func (c *arrowStrings) reset(mem memory.Allocator, rows, slot int) {
+	c.bufs[c.slot] = c.buf
+	c.slot = slot
+	c.raw = c.offs.bytes(mem, slot, 4*(rows+1), false)
+	c.o = arrow.GetData[int32](c.raw)
 	c.o[0] = 0
-	c.bits = c.valid.bytes(mem, int(bitutil.BytesForBits(int64(rows))), true)
-	c.buf = c.buf[:0]
+	c.bits = c.valid.bytes(mem, slot, arrowBits(rows), true)
+	c.buf = c.bufs[slot][:0]
 	c.last = 0
+	c.nvalid = 0
 }
 
 // fill extends the offsets of rows up to i (exclusive) as empty.
@@ -153,47 +187,75 @@ func (c *arrowStrings) set(i int, s string) {
 	c.o[i+1] = int32(len(c.buf))
 	c.last = i + 1
 	bitutil.SetBit(c.bits, i)
+	c.nvalid++
 }
 
-func (c *arrowStrings) data(mem memory.Allocator, n int) arrow.ArrayData {
+func (c *arrowStrings) put(e *arrowEnc, n int) {
 	c.fill(n)
-	copy(c.vals.bytes(mem, len(c.buf), false), c.buf)
-	bufs := []*memory.Buffer{nil, c.offs.b, c.vals.b}
-	nulls := n - bitutil.CountSetBits(c.bits, 0, n)
-	if nulls > 0 {
-		bufs[0] = c.valid.b
-	}
-	return array.NewData(arrow.BinaryTypes.String, n, bufs, nil, nulls, 0)
+	arrowPutBits(e, n, c.nvalid, c.bits)
+	e.buf(c.raw[:4*(n+1)])
+	e.buf(c.buf)
 }
 
-func (c *arrowStrings) release() { c.offs.release(); c.valid.release(); c.vals.release() }
+func (c *arrowStrings) release() { c.offs.release(); c.valid.release() }
+
+// arrowDict is the dictionary of a dictionary-encoded column: the values
+// written so far, sent to the file as a first dictionary batch and then as
+// deltas holding the values added since.
+type arrowDict struct {
+	id     int64 // dictionary id, as arrow-go numbers them: dictionary fields in schema order from 0
+	values []string
+	sent   int // values already handed to the encoder
+	offs   [2][]byte
+	data   [2][]byte
+}
+
+// pending reports whether the dictionary has values not yet written.
+func (d *arrowDict) pending() bool { return d.sent < len(d.values) }
+
+// put adds the values added since the last call to the job being built as
+// a dictionary batch, a delta unless it is the first.
+func (d *arrowDict) put(e *arrowEnc) {
+	vals := d.values[d.sent:]
+	offs, data := d.offs[e.slot][:0], d.data[e.slot][:0]
+	offs = binary.LittleEndian.AppendUint32(offs, 0)
+	for _, v := range vals {
+		data = append(data, v...)
+		offs = binary.LittleEndian.AppendUint32(offs, uint32(len(data)))
+	}
+	d.offs[e.slot], d.data[e.slot] = offs, data
+	e.node(len(vals), 0)
+	e.buf(nil)
+	e.buf(offs)
+	e.buf(data)
+	e.end(len(vals), true, d.id, d.sent > 0)
+	d.sent = len(d.values)
+}
 
 // arrowDictStrings is a nullable dictionary-encoded string column whose
 // dictionary grows over the whole file: each batch's dictionary extends the
-// previous one, which the IPC writer sends as a delta. Entry 0 is the empty
-// string and is never referenced by a valid row: it keeps the first
-// dictionary non-empty, as arrow-go only emits deltas after a non-empty one.
+// previous one, and the writer sends what was added as a delta. Entry 0 is
+// the empty string and is never referenced by a valid row (it kept the
+// first dictionary non-empty for arrow-go's writer, and keeps the files
+// written since alike).
 type arrowDictStrings struct {
-	idx      arrowFixed[int32]
-	index    map[string]int32
-	values   []string
-	dict     arrow.Array // dictionary of values[:dictLen]
-	last     string      // one-entry cache in front of index
-	lastIdx  int32
-	hasLast  bool
-	arrowTyp arrow.DataType
+	idx     arrowFixed[int32]
+	index   map[string]int32
+	dict    arrowDict
+	last    string // one-entry cache in front of index
+	lastIdx int32
+	hasLast bool
 }
 
 func newArrowDictStrings() *arrowDictStrings {
 	return &arrowDictStrings{
-		idx:      arrowFixed[int32]{typ: arrow.PrimitiveTypes.Int32, nullable: true},
-		index:    map[string]int32{"": 0},
-		values:   []string{""},
-		arrowTyp: arrowStringDict,
+		idx:   arrowFixed[int32]{nullable: true},
+		index: map[string]int32{"": 0},
+		dict:  arrowDict{values: []string{""}},
 	}
 }
 
-func (c *arrowDictStrings) reset(mem memory.Allocator, rows int) { c.idx.reset(mem, rows) }
+func (c *arrowDictStrings) reset(mem memory.Allocator, rows, slot int) { c.idx.reset(mem, rows, slot) }
 
 // set stores s in row i; "" leaves the row null.
 func (c *arrowDictStrings) set(i int, s string) {
@@ -203,8 +265,8 @@ func (c *arrowDictStrings) set(i int, s string) {
 	if !c.hasLast || s != c.last {
 		k, ok := c.index[s]
 		if !ok {
-			k = int32(len(c.values))
-			c.values = append(c.values, s)
+			k = int32(len(c.dict.values))
+			c.dict.values = append(c.dict.values, s)
 			c.index[s] = k
 		}
 		c.last, c.lastIdx, c.hasLast = s, k, true
@@ -212,49 +274,21 @@ func (c *arrowDictStrings) set(i int, s string) {
 	c.idx.set(i, c.lastIdx)
 }
 
-func (c *arrowDictStrings) data(mem memory.Allocator, n int) arrow.ArrayData {
-	if c.dict == nil || c.dict.Len() != len(c.values) {
-		b := array.NewStringBuilder(mem)
-		b.AppendValues(c.values, nil)
-		d := b.NewArray()
-		b.Release()
-		if c.dict != nil {
-			c.dict.Release()
-		}
-		c.dict = d
-	}
-	return c.idx.data(n, c.arrowTyp, c.dict.Data())
-}
+func (c *arrowDictStrings) put(e *arrowEnc, n int) { c.idx.put(e, n) }
 
-func (c *arrowDictStrings) release() {
-	c.idx.release()
-	if c.dict != nil {
-		c.dict.Release()
-		c.dict = nil
-	}
-}
+func (c *arrowDictStrings) release() { c.idx.release() }
 
-// arrowFixedDict is a dictionary column with a dictionary fixed for the file.
+// arrowFixedDict is a dictionary column with a dictionary fixed for the
+// file; the writer stores indices in idx directly.
 type arrowFixedDict struct {
 	idx  arrowFixed[int8]
-	dict arrow.Array
+	dict arrowDict
 }
 
-func newArrowFixedDict(mem memory.Allocator, values []string, nullable bool) *arrowFixedDict {
-	b := array.NewStringBuilder(mem)
-	defer b.Release()
-	b.AppendValues(values, nil)
-	return &arrowFixedDict{idx: arrowFixed[int8]{typ: arrow.PrimitiveTypes.Int8, nullable: nullable}, dict: b.NewArray()}
+func newArrowFixedDict(values []string, nullable bool) *arrowFixedDict {
+	return &arrowFixedDict{idx: arrowFixed[int8]{nullable: nullable}, dict: arrowDict{values: values}}
 }
 
-func (c *arrowFixedDict) data(n int) arrow.ArrayData {
-	return c.idx.data(n, arrowSmallDict, c.dict.Data())
-}
+func (c *arrowFixedDict) put(e *arrowEnc, n int) { c.idx.put(e, n) }
 
-func (c *arrowFixedDict) release() {
-	c.idx.release()
-	if c.dict != nil {
-		c.dict.Release()
-		c.dict = nil
-	}
-}
+func (c *arrowFixedDict) release() { c.idx.release() }

@@ -7,53 +7,71 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 )
 
-// arrowWriter is what the event and request writers share: the IPC encoder
-// over an arrowFile, the schema, the batch size and the final Meta.
+// arrowWriter is what the event and request writers share: the file, the
+// batch encoder, the dictionaries, the batch size and the Meta.
 type arrowWriter struct {
-	cfg    arrowConfig
-	stream string
-	schema *arrow.Schema
-	file   *arrowFile
-	ipc    *ipc.Writer
-	meta   Meta
-	n      int // rows in the current batch
-	closed bool
-	err    error // sticky: the first error ends the writer
+	cfg     arrowConfig
+	stream  string
+	fields  []arrow.Field
+	file    *arrowFile
+	enc     *arrowEnc
+	head    []byte       // schema message for the start of the file
+	dicts   []*arrowDict // the dictionary columns' dictionaries, by id
+	meta    Meta
+	started bool // head written
+	n       int  // rows in the current batch
+	closed  bool
+	err     error // sticky: the first error ends the writer
 }
 
-func (w *arrowWriter) init(out io.Writer, meta Meta, stream string, opts []ArrowOption) {
+func (w *arrowWriter) init(out io.Writer, meta Meta, stream string, opts []ArrowOption) error {
 	w.cfg = newArrowConfig(opts)
 	w.stream = stream
 	w.meta = meta
-	md := arrowMetadata(meta, stream)
 	switch stream {
 	case ArrowStreamEvents:
-		w.schema = arrow.NewSchema(arrowEventFields(), &md)
+		w.fields = arrowEventFields()
 	default:
-		w.schema = arrow.NewSchema(arrowRequestFields(), &md)
+		w.fields = arrowRequestFields()
 	}
+	md := arrowMetadata(meta, stream)
+	head, err := arrowSchemaMessage(arrow.NewSchema(w.fields, &md), w.cfg.mem)
+	if err != nil {
+		return fmt.Errorf("encoding %s schema: %w", stream, err)
+	}
+	w.head = head
 	w.file = newArrowFile(out)
-	w.ipc = ipc.NewWriterWithPayloadWriter(w.file,
-		ipc.WithSchema(w.schema), ipc.WithAllocator(w.cfg.mem), ipc.WithZstd(),
-		ipc.WithDictionaryDeltas(true), ipc.WithCompressConcurrency(w.cfg.concurrency))
+	w.enc = newArrowEnc(w.file, w.cfg.concurrency)
+	return nil
 }
 
-// write encodes one batch of columns and releases them.
-func (w *arrowWriter) write(cols []arrow.ArrayData) error {
-	arrs := make([]arrow.Array, len(cols))
-	for i, d := range cols {
-		arrs[i] = array.MakeFromData(d)
-		d.Release()
+// addDicts registers the dictionaries of the dictionary columns, given in
+// schema order, numbering them as arrow-go numbers a schema's dictionaries.
+func (w *arrowWriter) addDicts(dicts ...*arrowDict) {
+	for i, d := range dicts {
+		d.id = int64(i)
 	}
-	rec := array.NewRecord(w.schema, arrs, int64(w.n))
-	for _, a := range arrs {
-		a.Release()
+	w.dicts = dicts
+}
+
+// batch hands the current batch to the encoder: the schema first if not
+// yet written, the dictionary values added since the last batch, then the
+// record batch of the columns put hands over. The writer then fills the
+// buffers of slot w.enc.slot.
+func (w *arrowWriter) batch(put func(e *arrowEnc)) error {
+	err := w.start()
+	if err == nil {
+		for _, d := range w.dicts {
+			if d.pending() {
+				d.put(w.enc)
+			}
+		}
+		put(w.enc)
+		w.enc.end(w.n, false, 0, false)
+		err = w.enc.submit()
 	}
-	err := w.ipc.Write(rec)
-	rec.Release()
 	w.n = 0
 	if err != nil {
 		w.err = fmt.Errorf("writing %s batch: %w", w.stream, err)
@@ -61,19 +79,31 @@ func (w *arrowWriter) write(cols []arrow.ArrayData) error {
 	return w.err
 }
 
-// close ends the IPC stream and writes the footer with the final Meta.
+// start writes the magic and the schema message, once, before any batch.
+func (w *arrowWriter) start() error {
+	if w.started {
+		return nil
+	}
+	w.started = true
+	return w.file.message(w.head, 0, nil)
+}
+
+// close waits for the last batch, ends the stream and writes the footer
+// with the final Meta.
 func (w *arrowWriter) close() error {
-	if err := w.ipc.Close(); err != nil && w.err == nil {
-		w.err = fmt.Errorf("closing %s stream: %w", w.stream, err)
+	if err := w.enc.close(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("writing %s batch: %w", w.stream, err)
 	}
 	if w.err != nil {
 		return w.err
 	}
-	md := arrowMetadata(w.meta, w.stream)
-	final := arrow.NewSchema(w.schema.Fields(), &md)
-	msg, err := arrowSchemaMessage(final, w.cfg.mem)
+	err := w.start()
 	if err == nil {
-		err = w.file.finish(msg)
+		md := arrowMetadata(w.meta, w.stream)
+		var msg []byte
+		if msg, err = arrowSchemaMessage(arrow.NewSchema(w.fields, &md), w.cfg.mem); err == nil {
+			err = w.file.finish(msg)
+		}
 	}
 	if err != nil {
 		w.err = fmt.Errorf("writing %s footer: %w", w.stream, err)
@@ -103,7 +133,6 @@ type EventWriter struct {
 	fromSector, depth, splitSector arrowFixed[uint64]
 	msgPID                         arrowFixed[int32]
 	msgSync, msgShared, msgNoIdle  arrowBools
-	cols                           []arrow.ArrayData
 }
 
 // NewEventWriter starts an events file on w. meta is recorded in the schema
@@ -112,50 +141,45 @@ type EventWriter struct {
 // or Close is called.
 func NewEventWriter(w io.Writer, meta Meta, opts ...ArrowOption) (*EventWriter, error) {
 	ew := &EventWriter{}
-	ew.init(w, meta, ArrowStreamEvents, opts)
-	u32 := func(nullable bool) arrowFixed[uint32] {
-		return arrowFixed[uint32]{typ: arrow.PrimitiveTypes.Uint32, nullable: nullable}
+	if err := ew.init(w, meta, ArrowStreamEvents, opts); err != nil {
+		return nil, err
 	}
-	u64 := func(nullable bool) arrowFixed[uint64] {
-		return arrowFixed[uint64]{typ: arrow.PrimitiveTypes.Uint64, nullable: nullable}
-	}
-	ew.time = arrowFixed[int64]{typ: arrow.PrimitiveTypes.Int64}
-	ew.sectorU = u64(false)
-	ew.seq, ew.cpu, ew.dev, ew.cat, ew.bytes, ew.pid = u32(false), u32(false), u32(false), u32(false), u32(false), u32(false)
-	ew.errno = arrowFixed[int16]{typ: arrow.PrimitiveTypes.Int16}
-	ew.cgroup = u64(false)
 	ew.cgroupPath, ew.comm = newArrowDictStrings(), newArrowDictStrings()
-	ew.action = newArrowFixedDict(ew.cfg.mem, arrowActionDict(), false)
-	ew.msgSched = newArrowFixedDict(ew.cfg.mem, []string{"bfq", "cfq"}, true)
-	ew.fromDev, ew.wallSec, ew.wallNsec = u32(true), u32(true), u32(true)
-	ew.fromSector, ew.depth, ew.splitSector = u64(true), u64(true), u64(true)
-	ew.msgPID = arrowFixed[int32]{typ: arrow.PrimitiveTypes.Int32, nullable: true}
-	ew.cols = make([]arrow.ArrayData, evColumns)
+	ew.action = newArrowFixedDict(arrowActionDict(), false)
+	ew.msgSched = newArrowFixedDict([]string{"bfq", "cfq"}, true)
+	ew.addDicts(&ew.action.dict, &ew.cgroupPath.dict, &ew.comm.dict, &ew.msgSched.dict)
+	for _, c := range []*arrowFixed[uint32]{&ew.fromDev, &ew.wallSec, &ew.wallNsec} {
+		c.nullable = true
+	}
+	for _, c := range []*arrowFixed[uint64]{&ew.fromSector, &ew.depth, &ew.splitSector} {
+		c.nullable = true
+	}
+	ew.msgPID.nullable = true
 	ew.rows = ew.cfg.batchRows
 	ew.reset()
 	return ew, nil
 }
 
 func (w *EventWriter) reset() {
-	mem, n := w.cfg.mem, w.rows
-	w.time.reset(mem, n)
-	w.sectorU.reset(mem, n)
+	mem, n, slot := w.cfg.mem, w.rows, w.enc.slot
+	w.time.reset(mem, n, slot)
+	w.sectorU.reset(mem, n, slot)
 	for _, c := range []*arrowFixed[uint32]{&w.seq, &w.cpu, &w.dev, &w.cat, &w.bytes, &w.pid, &w.fromDev, &w.wallSec, &w.wallNsec} {
-		c.reset(mem, n)
+		c.reset(mem, n, slot)
 	}
-	w.errno.reset(mem, n)
+	w.errno.reset(mem, n, slot)
 	for _, c := range []*arrowFixed[uint64]{&w.cgroup, &w.fromSector, &w.depth, &w.splitSector} {
-		c.reset(mem, n)
+		c.reset(mem, n, slot)
 	}
-	w.cgroupPath.reset(mem, n)
-	w.comm.reset(mem, n)
-	w.action.idx.reset(mem, n)
-	w.msgSched.idx.reset(mem, n)
-	w.text.reset(mem, n)
-	w.msgPID.reset(mem, n)
-	w.msgSync.reset(mem, n)
-	w.msgShared.reset(mem, n)
-	w.msgNoIdle.reset(mem, n)
+	w.cgroupPath.reset(mem, n, slot)
+	w.comm.reset(mem, n, slot)
+	w.action.idx.reset(mem, n, slot)
+	w.msgSched.idx.reset(mem, n, slot)
+	w.text.reset(mem, n, slot)
+	w.msgPID.reset(mem, n, slot)
+	w.msgSync.reset(mem, n, slot)
+	w.msgShared.reset(mem, n, slot)
+	w.msgNoIdle.reset(mem, n, slot)
 }
 
 // SetMeta replaces the capture metadata written in the file's footer, for
@@ -243,33 +267,35 @@ func (w *EventWriter) flush() error {
 	if w.n == 0 {
 		return nil
 	}
-	n, mem, c := w.n, w.cfg.mem, w.cols
-	c[evTime] = w.time.data(n, nil, nil)
-	c[evSeq] = w.seq.data(n, nil, nil)
-	c[evCPU] = w.cpu.data(n, nil, nil)
-	c[evDev] = w.dev.data(n, nil, nil)
-	c[evAction] = w.action.data(n)
-	c[evCat] = w.cat.data(n, nil, nil)
-	c[evSector] = w.sectorU.data(n, nil, nil)
-	c[evBytes] = w.bytes.data(n, nil, nil)
-	c[evPID] = w.pid.data(n, nil, nil)
-	c[evError] = w.errno.data(n, nil, nil)
-	c[evCgroup] = w.cgroup.data(n, nil, nil)
-	c[evCgroupPath] = w.cgroupPath.data(mem, n)
-	c[evComm] = w.comm.data(mem, n)
-	c[evText] = w.text.data(mem, n)
-	c[evFromDev] = w.fromDev.data(n, nil, nil)
-	c[evFromSector] = w.fromSector.data(n, nil, nil)
-	c[evDepth] = w.depth.data(n, nil, nil)
-	c[evSplitSector] = w.splitSector.data(n, nil, nil)
-	c[evWallSec] = w.wallSec.data(n, nil, nil)
-	c[evWallNsec] = w.wallNsec.data(n, nil, nil)
-	c[evMsgSched] = w.msgSched.data(n)
-	c[evMsgPID] = w.msgPID.data(n, nil, nil)
-	c[evMsgSync] = w.msgSync.data(n)
-	c[evMsgShared] = w.msgShared.data(n)
-	c[evMsgNoIdle] = w.msgNoIdle.data(n)
-	if err := w.write(c); err != nil {
+	n := w.n
+	if err := w.batch(func(e *arrowEnc) {
+		// In schema order (evTime ... evMsgNoIdle).
+		w.time.put(e, n)
+		w.seq.put(e, n)
+		w.cpu.put(e, n)
+		w.dev.put(e, n)
+		w.action.put(e, n)
+		w.cat.put(e, n)
+		w.sectorU.put(e, n)
+		w.bytes.put(e, n)
+		w.pid.put(e, n)
+		w.errno.put(e, n)
+		w.cgroup.put(e, n)
+		w.cgroupPath.put(e, n)
+		w.comm.put(e, n)
+		w.text.put(e, n)
+		w.fromDev.put(e, n)
+		w.fromSector.put(e, n)
+		w.depth.put(e, n)
+		w.splitSector.put(e, n)
+		w.wallSec.put(e, n)
+		w.wallNsec.put(e, n)
+		w.msgSched.put(e, n)
+		w.msgPID.put(e, n)
+		w.msgSync.put(e, n)
+		w.msgShared.put(e, n)
+		w.msgNoIdle.put(e, n)
+	}); err != nil {
 		return err
 	}
 	w.reset()

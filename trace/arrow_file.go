@@ -12,34 +12,35 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-// This file writes the Arrow IPC *file* container itself, around arrow-go's
-// stream encoder, because arrow-go v15's ipc.FileWriter cannot do two things
-// a streaming capture needs (read from its source, ipc/file_writer.go and
-// ipc/writer.go at v15.0.2):
+// This file writes the Arrow IPC *file* container itself, rather than with
+// arrow-go v15's ipc.FileWriter, which cannot do two things a streaming
+// capture needs (ipc/file_writer.go and ipc/writer.go at v15.0.2):
 //
 //  1. Growing dictionaries. FileWriter.Write refuses any dictionary that
 //     differs from the first one written ("Arrow IPC File only supports
 //     single dictionary per field"), so comm and cgroup path, whose values
 //     appear as the capture is read, could not be dictionary-encoded without
 //     buffering the whole capture. The Arrow format itself allows delta
-//     dictionary batches in files (only replacement is invalid), and the
-//     stream ipc.Writer emits them with ipc.WithDictionaryDeltas(true).
-//     Arrow's own file readers (Go, C++, JS) accept deltas in files.
+//     dictionary batches in files (only replacement is invalid), and
+//     Arrow's own file readers (Go, C++, JS) accept them.
 //  2. Metadata known only at the end. FileWriter serialises the schema,
 //     metadata included, at the first record batch and again in the footer,
 //     both from the one immutable *arrow.Schema given at creation. Devices
 //     and cgroups are known only once the input has been read.
 //
-// So tracesched drives ipc.NewWriterWithPayloadWriter (the stream encoder,
-// which also compresses) with arrowFile as its PayloadWriter. arrowFile
-// frames each message exactly as arrow-go does (continuation marker, padded
-// flatbuffer length, flatbuffer, 8-byte aligned body), remembers the
-// position of every dictionary and record batch, and on finish writes the
-// end-of-stream marker and a footer whose schema carries the final Meta.
-// File readers (ipc.NewFileReader, pyarrow.ipc.open_file, apache-arrow's
-// RecordBatchFileReader) take the schema from the footer; a stream reader
-// started after the 8-byte magic sees the schema written at the start, with
-// the Meta given when the writer was created.
+// Nor does it use arrow-go's stream encoder (ipc.Writer) for the batches:
+// that creates a zstd streaming encoder per batch, which cost more than all
+// the rest of writing. arrow-go serialises only the schema messages
+// (arrowSchemaMessage); dictionary and record batches are encoded by
+// arrowEnc (arrow_enc.go). arrowFile frames each message as arrow-go does
+// (continuation marker, padded flatbuffer length, flatbuffer, 8-byte
+// aligned body), remembers the position of every dictionary and record
+// batch, and on finish writes the end-of-stream marker and a footer whose
+// schema carries the final Meta. File readers (ipc.NewFileReader,
+// pyarrow.ipc.open_file, apache-arrow's RecordBatchFileReader) take the
+// schema from the footer; a stream reader started after the 8-byte magic
+// sees the schema written at the start, with the Meta given when the writer
+// was created.
 //
 // The footer is a flatbuffer (format/File.fbs):
 //
@@ -70,8 +71,8 @@ type arrowBlock struct {
 	body   int64 // body bytes, a multiple of 8
 }
 
-// arrowFile is an ipc.PayloadWriter that lays messages out as an Arrow IPC
-// file on a plain io.Writer (no seeking: positions are counted).
+// arrowFile lays messages out as an Arrow IPC file on a plain io.Writer (no
+// seeking: positions are counted).
 type arrowFile struct {
 	w     *bufio.Writer
 	pos   int64
@@ -105,15 +106,10 @@ func (f *arrowFile) pad(to int64) error {
 	return nil
 }
 
-// Start writes nothing: ipc.Writer never calls it; the magic is written by
-// the first WritePayload.
-func (f *arrowFile) Start() error { return nil }
-
-// Close writes nothing: the footer needs the final schema, see finish.
-func (f *arrowFile) Close() error { return nil }
-
-// WritePayload frames one IPC message and records where it went.
-func (f *arrowFile) WritePayload(p ipc.Payload) error {
+// message frames one IPC message (metadata meta, a multiple of 8 bytes
+// long; body written by body, which returns its length) and records where it
+// went when it is a dictionary or record batch.
+func (f *arrowFile) message(meta []byte, typ byte, body func() (int64, error)) error {
 	if f.pos == 0 {
 		if _, err := f.Write(arrowMagic); err != nil {
 			return err
@@ -122,60 +118,38 @@ func (f *arrowFile) WritePayload(p ipc.Payload) error {
 			return err
 		}
 	}
-	meta := p.Meta()
-	if meta == nil {
-		return errors.New("ipc message without metadata")
-	}
-	defer meta.Release()
-	typ, err := arrowMessageType(meta)
-	if err != nil {
-		return err
-	}
 	blk := arrowBlock{offset: f.pos}
-	padded := (int64(meta.Len()) + 8 + 7) &^ 7
+	padded := (int64(len(meta)) + 8 + 7) &^ 7
 	var hdr [8]byte
 	binary.LittleEndian.PutUint32(hdr[:4], 0xffffffff)
 	binary.LittleEndian.PutUint32(hdr[4:], uint32(padded-8))
 	if _, err := f.Write(hdr[:]); err != nil {
 		return err
 	}
-	if _, err := f.Write(meta.Bytes()); err != nil {
+	if _, err := f.Write(meta); err != nil {
 		return err
 	}
 	if err := f.pad(8); err != nil {
 		return err
 	}
 	blk.meta = int32(padded)
-	start := f.pos
-	if err := p.SerializeBody(f); err != nil {
-		return err
+	if body != nil {
+		n, err := body()
+		if err != nil {
+			return err
+		}
+		blk.body = n
 	}
 	if f.err != nil {
 		return f.err
 	}
-	blk.body = f.pos - start
 	switch typ {
-	case ipc.MessageDictionaryBatch:
+	case arrowHeaderDictionary:
 		f.dicts = append(f.dicts, blk)
-	case ipc.MessageRecordBatch:
+	case arrowHeaderRecordBatch:
 		f.recs = append(f.recs, blk)
 	}
 	return nil
-}
-
-// arrowMessageType reads the header type of a Message flatbuffer.
-func arrowMessageType(meta *memory.Buffer) (ipc.MessageType, error) {
-	b := meta.Bytes()
-	// table Message { version: short; header: MessageHeader (type byte, then offset); ... }
-	tab, ok := arrowFBRoot(b)
-	if !ok {
-		return 0, errors.New("malformed ipc message metadata")
-	}
-	off, ok := arrowFBField(b, tab, 1) // header_type
-	if !ok || off == 0 {
-		return ipc.MessageNone, nil
-	}
-	return ipc.MessageType(b[tab+off]), nil
 }
 
 // arrowFBRoot returns the position of a flatbuffer's root table.

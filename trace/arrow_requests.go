@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 )
 
@@ -25,27 +24,20 @@ type RequestWriter struct {
 	errno                                             arrowFixed[int16]
 	flags                                             arrowFixed[uint16]
 	comm                                              *arrowDictStrings
-	cols                                              []arrow.ArrayData
 }
 
 // NewRequestWriter starts a requests file on w, as NewEventWriter does for
 // events.
 func NewRequestWriter(w io.Writer, meta Meta, opts ...ArrowOption) (*RequestWriter, error) {
 	rw := &RequestWriter{}
-	rw.init(w, meta, ArrowStreamRequests, opts)
-	for _, c := range rw.u64s() {
-		c.typ = arrow.PrimitiveTypes.Uint64
-	}
-	for _, c := range rw.u32s() {
-		c.typ = arrow.PrimitiveTypes.Uint32
+	if err := rw.init(w, meta, ArrowStreamRequests, opts); err != nil {
+		return nil, err
 	}
 	for i := range rw.times {
-		rw.times[i] = arrowFixed[int64]{typ: arrow.PrimitiveTypes.Int64, nullable: true}
+		rw.times[i].nullable = true
 	}
-	rw.errno.typ = arrow.PrimitiveTypes.Int16
-	rw.flags.typ = arrow.PrimitiveTypes.Uint16
 	rw.comm = newArrowDictStrings()
-	rw.cols = make([]arrow.ArrayData, rqColumns)
+	rw.addDicts(&rw.comm.dict)
 	rw.rows = rw.cfg.batchRows
 	rw.reset()
 	return rw, nil
@@ -60,19 +52,19 @@ func (w *RequestWriter) u32s() []*arrowFixed[uint32] {
 }
 
 func (w *RequestWriter) reset() {
-	mem, n := w.cfg.mem, w.rows
+	mem, n, slot := w.cfg.mem, w.rows, w.enc.slot
 	for _, c := range w.u64s() {
-		c.reset(mem, n)
+		c.reset(mem, n, slot)
 	}
 	for _, c := range w.u32s() {
-		c.reset(mem, n)
+		c.reset(mem, n, slot)
 	}
 	for i := range w.times {
-		w.times[i].reset(mem, n)
+		w.times[i].reset(mem, n, slot)
 	}
-	w.errno.reset(mem, n)
-	w.flags.reset(mem, n)
-	w.comm.reset(mem, n)
+	w.errno.reset(mem, n, slot)
+	w.flags.reset(mem, n, slot)
+	w.comm.reset(mem, n, slot)
 }
 
 // SetMeta replaces the capture metadata written in the file's footer. Call
@@ -123,28 +115,30 @@ func (w *RequestWriter) flush() error {
 	if w.n == 0 {
 		return nil
 	}
-	n, c := w.n, w.cols
-	c[rqID] = w.id.data(n, nil, nil)
-	c[rqDev] = w.dev.data(n, nil, nil)
-	c[rqSector] = w.sector.data(n, nil, nil)
-	c[rqBytes] = w.bytes.data(n, nil, nil)
-	c[rqCat] = w.cat.data(n, nil, nil)
-	c[rqPID] = w.pid.data(n, nil, nil)
-	c[rqComm] = w.comm.data(w.cfg.mem, n)
-	c[rqCgroup] = w.cgroup.data(n, nil, nil)
-	for k := range w.times {
-		c[rqQueue+k] = w.times[k].data(n, nil, nil)
-	}
-	c[rqBios] = w.bios.data(n, nil, nil)
-	c[rqBackMerges] = w.backMerges.data(n, nil, nil)
-	c[rqFrontMerges] = w.frontMerges.data(n, nil, nil)
-	c[rqRequeues] = w.requeues.data(n, nil, nil)
-	c[rqFirstBio] = w.firstBio.data(n, nil, nil)
-	c[rqFromDev] = w.fromDev.data(n, nil, nil)
-	c[rqFromSector] = w.fromSector.data(n, nil, nil)
-	c[rqError] = w.errno.data(n, nil, nil)
-	c[rqFlags] = w.flags.data(n, nil, nil)
-	if err := w.write(c); err != nil {
+	n := w.n
+	if err := w.batch(func(e *arrowEnc) {
+		// In schema order (rqID ... rqFlags).
+		w.id.put(e, n)
+		w.dev.put(e, n)
+		w.sector.put(e, n)
+		w.bytes.put(e, n)
+		w.cat.put(e, n)
+		w.pid.put(e, n)
+		w.comm.put(e, n)
+		w.cgroup.put(e, n)
+		for k := range w.times {
+			w.times[k].put(e, n)
+		}
+		w.bios.put(e, n)
+		w.backMerges.put(e, n)
+		w.frontMerges.put(e, n)
+		w.requeues.put(e, n)
+		w.firstBio.put(e, n)
+		w.fromDev.put(e, n)
+		w.fromSector.put(e, n)
+		w.errno.put(e, n)
+		w.flags.put(e, n)
+	}); err != nil {
 		return err
 	}
 	w.reset()

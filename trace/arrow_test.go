@@ -336,3 +336,82 @@ func TestArrowDecodeErrors(t *testing.T) {
 		t.Fatalf("garbage: %v", err)
 	}
 }
+
+// TestArrowConcurrentRoundTrip writes with batches compressed in the
+// background (WithCompressConcurrency above 1), small batches so that the
+// two buffer sets alternate many times and the growing dictionaries send
+// many deltas, and reads everything back.
+func TestArrowConcurrentRoundTrip(t *testing.T) {
+	evs := arrowGenEvents(5000, 4)
+	for _, conc := range []int{2, 3} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		meta := arrowTestMeta()
+		data := encodeEventsForTest(t, evs, meta, WithAllocator(mem), WithBatchRows(97), WithCompressConcurrency(conc))
+		got, gotMeta := decodeEventsForTest(t, data, WithAllocator(mem))
+		if !reflect.DeepEqual(got, evs) {
+			t.Fatalf("conc %d: events differ", conc)
+		}
+		if !reflect.DeepEqual(gotMeta, meta) {
+			t.Fatalf("conc %d: meta %+v", conc, gotMeta)
+		}
+		// arrow-go's own file reader agrees on the row count.
+		fr, err := ipc.NewFileReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for i := 0; i < fr.NumRecords(); i++ {
+			rec, err := fr.Record(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows += int(rec.NumRows())
+		}
+		fr.Close()
+		if rows != len(evs) {
+			t.Fatalf("conc %d: arrow-go read %d rows", conc, rows)
+		}
+		mem.AssertSize(t, 0)
+	}
+}
+
+// arrowFailWriter fails once more than n bytes have been written.
+type arrowFailWriter struct{ n int }
+
+var errArrowTestWrite = errors.New("disk full")
+
+func (w *arrowFailWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errArrowTestWrite
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestArrowWriteFailure checks that an error of the underlying writer is
+// returned, by Write or at the latest by Close, in both compression modes.
+func TestArrowWriteFailure(t *testing.T) {
+	evs := arrowGenEvents(3000, 5)
+	for _, conc := range []int{1, 2} {
+		for _, limit := range []int{0, 100, 5000, 20000} {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			w, err := NewEventWriter(&arrowFailWriter{n: limit}, Meta{}, WithAllocator(mem), WithBatchRows(300), WithCompressConcurrency(conc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var werr error
+			for i := range evs {
+				if werr = w.Write(&evs[i]); werr != nil {
+					break
+				}
+			}
+			cerr := w.Close()
+			if !errors.Is(cerr, errArrowTestWrite) || (werr != nil && !errors.Is(werr, errArrowTestWrite)) {
+				t.Fatalf("conc %d limit %d: Write %v, Close %v", conc, limit, werr, cerr)
+			}
+			mem.AssertSize(t, 0)
+		}
+	}
+}

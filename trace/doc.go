@@ -25,8 +25,10 @@
 // Events and requests are stored as Arrow IPC files (the random-access
 // "file" format, readable by pyarrow.ipc.open_file, arrow-go's
 // ipc.NewFileReader, apache-arrow's tableFromIPC, DuckDB's arrow extension),
-// one file per stream, zstd-compressed per buffer, in record batches of at
-// most [DefaultBatchRows] rows unless [WithBatchRows] says otherwise.
+// one file per stream, zstd-compressed per buffer (Arrow's BUFFER method;
+// a buffer zstd would not shrink is stored as is, with the length -1, as
+// the format allows), in record batches of at most [DefaultBatchRows] rows
+// unless [WithBatchRows] says otherwise.
 // [NewEventWriter] and [NewRequestWriter] write them to any io.Writer (no
 // seeking); [OpenEvents] and [OpenRequests] read them.
 //

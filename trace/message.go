@@ -1,6 +1,9 @@
 package trace
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Message is a scheduler debug line (a blktrace message record) split into
 // the queue it names and the rest. BFQ names queues bfq<pid><S|A>, and
@@ -66,7 +69,16 @@ func ParseMessage(text string) Message {
 			return Message{Body: text}
 		}
 		pid, err := strconv.ParseInt(rest[:i], 10, 32)
-		if err != nil || pid == 0 {
+		if err != nil {
+			return Message{Body: text}
+		}
+		if pid == 0 {
+			// BFQ names a queue it has just allocated, before it sets the
+			// queue's pid, bfq0S or bfq0A (new_ioprio): a BFQ line that
+			// names no process's queue.
+			if i < len(rest) && (rest[i] == 'S' || rest[i] == 'A') {
+				return Message{Sched: sched, Body: strings.TrimLeft(rest[i+1:], " ")}
+			}
 			return Message{Body: text}
 		}
 		m.PID = int32(pid)

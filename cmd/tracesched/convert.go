@@ -83,6 +83,7 @@ func convertRun(ios *IOStreams, opts *convertOptions) (err error) {
 		}
 	}, nil)
 	prog := newProgress(ios, "convert")
+	prog.track(src)
 	defer prog.Done()
 	for {
 		ev, err := src.ReadEvent()

@@ -98,6 +98,7 @@ func readInput(ios *IOStreams, name, label string, fn func(*trace.Event) error) 
 	}
 	defer src.Close()
 	prog := newProgress(ios, label)
+	prog.track(src)
 	err = drain(src, prog.Add, fn)
 	prog.Done()
 	if err != nil {

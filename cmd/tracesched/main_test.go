@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracesched/tracesched/internal/shared"
 )
@@ -86,5 +87,30 @@ func TestExitCodes(t *testing.T) {
 		if !strings.Contains(errOut, tt.msg) {
 			t.Errorf("%v: stderr %q does not mention %q", tt.args, errOut, tt.msg)
 		}
+	}
+}
+
+func TestProgressBarOnlyOnATerminal(t *testing.T) {
+	ios, _, errOut := testStreams()
+	p := newProgress(ios, "reading")
+	p.bytes = func() (int64, int64) { return 50, 100 }
+	for i := 0; i < 1<<20; i++ {
+		p.Add(1)
+	}
+	if errOut.Len() != 0 {
+		t.Fatalf("progress drawn on a pipe: %q", errOut.String())
+	}
+	ios.ErrTTY = true
+	p = newProgress(ios, "reading")
+	p.bytes = func() (int64, int64) { return 50, 100 }
+	p.last = p.last.Add(-time.Second) // as if the last draw were long ago
+	p.n = 1<<16 - 1
+	p.Add(1)
+	if got := errOut.String(); !strings.Contains(got, "[===============               ]  50%") || !strings.Contains(got, "65536 events") {
+		t.Errorf("progress line %q", got)
+	}
+	p.Done()
+	if !strings.HasSuffix(errOut.String(), "\r\x1b[K") {
+		t.Errorf("progress line not erased")
 	}
 }

@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
-// progress draws a one-line event counter on a terminal's stderr. It is
-// inert unless enabled, so callers need not check. It reads the wall clock
-// only every 64Ki events.
+// progress draws a one-line progress bar on a terminal's stderr: a bar
+// with the share of the input read when its size is known, and the events
+// read so far with their rate. It is inert unless stderr is a terminal,
+// so callers need not check. It reads the wall clock only every 64Ki
+// events.
 type progress struct {
 	w       io.Writer
 	enabled bool
@@ -17,12 +20,29 @@ type progress struct {
 	start   time.Time
 	last    time.Time
 	drawn   bool
+	// bytes reports bytes read and the input's total size (0: unknown).
+	bytes func() (done, total int64)
 }
 
 func newProgress(ios *IOStreams, label string) *progress {
 	now := time.Now()
 	return &progress{w: ios.ErrOut, enabled: ios.ErrTTY, label: label, start: now, last: now}
 }
+
+// progresser is implemented by inputs that know how much of them was read.
+type progresser interface {
+	Progress() (done, total int64)
+}
+
+// track takes the share read from src when src reports it.
+func (p *progress) track(src any) {
+	if pr, ok := src.(progresser); ok {
+		p.bytes = pr.Progress
+	}
+}
+
+// barWidth is the bar's width in cells.
+const barWidth = 30
 
 // Add counts n more events.
 func (p *progress) Add(n uint64) {
@@ -35,8 +55,16 @@ func (p *progress) Add(n uint64) {
 		return
 	}
 	p.last = now
-	secs := now.Sub(p.start).Seconds()
-	fmt.Fprintf(p.w, "\r\x1b[K%s: %d events, %.1f M events/s", p.label, p.n, float64(p.n)/secs/1e6)
+	rate := float64(p.n) / now.Sub(p.start).Seconds() / 1e6
+	bar := ""
+	if p.bytes != nil {
+		if done, total := p.bytes(); total > 0 {
+			frac := min(float64(done)/float64(total), 1)
+			full := int(frac * barWidth)
+			bar = fmt.Sprintf(" [%s%s] %3.0f%%", strings.Repeat("=", full), strings.Repeat(" ", barWidth-full), 100*frac)
+		}
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K%s%s %d events, %.1f M events/s", p.label, bar, p.n, rate)
 	p.drawn = true
 }
 

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -56,6 +57,9 @@ type Input struct {
 	decs    []*decoder
 	text    *textParser
 	single  bool // one binary stream: its Source is decided by its content
+
+	consumed atomic.Int64 // bytes read from the input files (compressed bytes when compressed)
+	size     int64        // their total size; 0 when unknown (standard input)
 }
 
 func (in *Input) sourceName() string {
@@ -76,7 +80,7 @@ var perCPUName = regexp.MustCompile(`^(.+)\.blktrace\.(\d+)(\.zst|\.gz)?$`)
 // single file, whose format is detected from its content.
 func Open(name string) (*Input, error) {
 	if name == "-" {
-		return openStream(os.Stdin, "-", nil)
+		return (&Input{}).openStream(os.Stdin, "-", nil)
 	}
 	fi, err := os.Stat(name)
 	switch {
@@ -113,7 +117,8 @@ func Open(name string) (*Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openStream(f, name, f)
+		in := &Input{size: fi.Size()}
+		return in.openStream(&countingReader{r: f, n: &in.consumed}, name, f)
 	default:
 		in, serr := openSet(name)
 		if serr != nil {
@@ -190,7 +195,10 @@ func openSet(base string) (*Input, error) {
 			return nil, err
 		}
 		in.closers = append(in.closers, fh)
-		r, c, kind, err := decompress(fh, len(files))
+		if fi, err := fh.Stat(); err == nil {
+			in.size += fi.Size()
+		}
+		r, c, kind, err := decompress(&countingReader{r: fh, n: &in.consumed}, len(files))
 		if err != nil {
 			in.Close()
 			return nil, fmt.Errorf("%s: %w", f.path, err)
@@ -228,9 +236,8 @@ func openSet(base string) (*Input, error) {
 	return in, nil
 }
 
-// openStream opens one stream of any format.
-func openStream(f io.Reader, name string, closer io.Closer) (*Input, error) {
-	in := &Input{}
+// openStream opens one stream of any format into in.
+func (in *Input) openStream(f io.Reader, name string, closer io.Closer) (*Input, error) {
 	if closer != nil {
 		in.closers = append(in.closers, closer)
 	}
@@ -265,6 +272,24 @@ func openStream(f io.Reader, name string, closer io.Closer) (*Input, error) {
 		in.diag.Format = "+" + kind
 	}
 	return in, nil
+}
+
+// Progress returns how many bytes of the input files have been read and
+// their total size (compressed sizes for compressed files), for a progress
+// bar; total is 0 when unknown (standard input). Safe to call from another
+// goroutine while ReadEvent runs.
+func (in *Input) Progress() (done, total int64) { return in.consumed.Load(), in.size }
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // looksBinary reports whether b holds control bytes that text never has.

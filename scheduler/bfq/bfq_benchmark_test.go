@@ -1,7 +1,6 @@
 package bfq
 
 import (
-	"syscall"
 	"testing"
 
 	"github.com/tracesched/tracesched/replay"
@@ -49,13 +48,4 @@ func benchHooks(b *testing.B, logLevel string) {
 	if c := cpuSeconds() - cpu0; c > 0 {
 		b.ReportMetric(float64(h.dispatches)/c, "req/cpu-s")
 	}
-}
-
-// cpuSeconds is the user+system CPU time of the process so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

@@ -401,7 +401,7 @@ func New(h replay.Host, o replay.Options) (*Scheduler, error) {
 		}
 	}
 	// The root group: blkcg_root's weight and leaf_weight are twice the default.
-	s.root = s.newGroup(0, "/", nil)
+	s.root = s.newGroup(0, 0, "/", nil)
 	s.root.weight, s.root.leafW = 2*weightDefault, 2*weightDefault
 	if w, ok := s.pathLW["/"]; ok {
 		s.root.leafW = w
@@ -424,20 +424,26 @@ func cleanPath(p string) string {
 // Name returns "cfq".
 func (s *Scheduler) Name() string { return "cfq" }
 
-func (s *Scheduler) newGroup(id uint64, path string, parent *group) *group {
+// newGroup is cfq_pd_alloc with cfq_init_cfqg_base: the group's and its
+// service trees' think-time clocks (last_end_request) start at its
+// creation, now, so the first sample is the gap from then, not from 0.
+func (s *Scheduler) newGroup(now int64, id uint64, path string, parent *group) *group {
 	g := &group{id: id, path: path, parent: parent, weight: weightDefault, leafW: weightDefault}
 	for c := 0; c < 2; c++ {
 		for t := 0; t < 3; t++ {
 			g.st[c][t].class, g.st[c][t].typ = c, t
+			g.st[c][t].tt.lastEnd = now // CFQ_RB_ROOT
 		}
 	}
 	g.stIdle.class = classIdle
+	g.stIdle.tt.lastEnd = now
+	g.tt.lastEnd = now
 	return g
 }
 
 // groupFor returns the group of cgroup id, creating it and its ancestors
-// (cfq_lookup_cfqg, blkg creation).
-func (s *Scheduler) groupFor(id uint64) *group {
+// (cfq_lookup_cfqg, blkg creation) at now.
+func (s *Scheduler) groupFor(now int64, id uint64) *group {
 	if g, ok := s.groups[id]; ok {
 		return g
 	}
@@ -446,7 +452,7 @@ func (s *Scheduler) groupFor(id uint64) *group {
 		path = "/#" + strconv.FormatUint(id, 10)
 	}
 	path = cleanPath(path)
-	g := s.groupByPath(path)
+	g := s.groupByPath(now, path)
 	if g.id == 0 && g != s.root {
 		g.id = id
 	}
@@ -457,7 +463,7 @@ func (s *Scheduler) groupFor(id uint64) *group {
 	return g
 }
 
-func (s *Scheduler) groupByPath(path string) *group {
+func (s *Scheduler) groupByPath(now int64, path string) *group {
 	if g, ok := s.byPath[path]; ok {
 		return g
 	}
@@ -466,8 +472,8 @@ func (s *Scheduler) groupByPath(path string) *group {
 	if pp == "" {
 		pp = "/"
 	}
-	parent := s.groupByPath(pp)
-	g := s.newGroup(0, path, parent)
+	parent := s.groupByPath(now, pp)
+	g := s.newGroup(now, 0, path, parent)
 	if w, ok := s.pathW[path]; ok {
 		g.weight = w
 	}

@@ -63,7 +63,7 @@ func TestThinkTimeSamples(t *testing.T) {
 
 func TestVfraction(t *testing.T) {
 	s, _ := newTest(t, hdd, replay.Options{Weights: map[uint64]int{1: 1000, 2: 100}, CgroupPaths: map[uint64]string{1: "/a", 2: "/b"}})
-	a, b := s.groupFor(1), s.groupFor(2)
+	a, b := s.groupFor(0, 1), s.groupFor(0, 2)
 	s.groupNotifyQueueAdd(a)
 	if a.vfr != 4096 {
 		t.Fatalf("lone group vfraction %d, want 4096", a.vfr)

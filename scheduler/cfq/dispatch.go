@@ -591,8 +591,8 @@ func (s *Scheduler) preemptQueue(now int64, nq *queue) {
 // and cfq_rq_enqueued).
 func (s *Scheduler) Insert(t trace.Time, rq *replay.Request) {
 	now := int64(t)
-	g := s.groupFor(rq.Cgroup)
-	c := s.getCIC(rq.PID, g)
+	g := s.groupFor(now, rq.Cgroup)
+	c := s.getCIC(now, rq.PID, g)
 	sync := rq.IsSync()
 	q := s.setRequest(now, c, sync)
 	var d *rqData

@@ -51,6 +51,22 @@ package cfq
 //   is a 2.6.31 behaviour (seeky queues kept their idle window without
 //   hw_tag) that 4.19 no longer has, so the model does not show it.
 //
+// What-if replays checked against 4.19 (rules_test.go pins each rule):
+//   - Random psync writers on a rotational disk are seeky, so SYNC_NOIDLE,
+//     and cfq_should_preempt lets any new request of the no-idle tree take
+//     an active queue with nothing queued (the "count == 2" condition of
+//     2.6.33..4.5 is gone; "empty and !cfq_should_idle" would fire anyway):
+//     about one slice and one preemption per request is CFQ's behaviour.
+//   - Sequential readers keep the disk through an idle timer armed at every
+//     completion (cfq_arm_slice_timer) and cancelled by the next request;
+//     one reader at a time runs at its own queue depth of one, so several
+//     qd1 streams that overlapped in the capture lose their parallelism.
+//   - cfq_may_dispatch caps the active queue at quantum/2 = 4 while its
+//     slice is new or nearly used and at quantum = 8 otherwise while other
+//     queues are busy; no limit only for the sole busy (sync) queue. One
+//     queue dispatches at a time and check_group_idle drains a group
+//     before the next, so the device holds at most one process's depth.
+//
 // Logging: the decision lines cost most of the model's CPU time (a
 //   string per line handed to Host.Log). A host implementing LogEnabler
 //   with LogEnabled() false gets none built; BenchmarkHooks measures both.

@@ -339,11 +339,14 @@ func (s *Scheduler) removeRequest(rq *replay.Request) {
 
 // ---- queue lookup ----
 
-// getCIC returns the io context of pid, creating it in group g.
-func (s *Scheduler) getCIC(pid uint32, g *group) *cic {
+// getCIC returns the io context of pid, creating it in group g at now.
+// cfq_init_icq starts the process's think-time clock at the creation
+// (its first request), so its first sample is about 0.
+func (s *Scheduler) getCIC(now int64, pid uint32, g *group) *cic {
 	c := s.procs[pid]
 	if c == nil {
 		c = &cic{pid: pid, g: g, class: classBE, prio: ioprioNorm}
+		c.tt.lastEnd = now
 		if p, ok := s.prios[pid]; ok {
 			c.class, c.prio = p[0], p[1]
 		}

@@ -1,0 +1,201 @@
+package olddiff
+
+import (
+	"math"
+	"slices"
+)
+
+const mib = 1 << 20
+
+// Cgroup compares one cgroup's bandwidth on the two sides. Bytes count
+// toward the window and the side in which their bio completed.
+//
+// Bandwidth is measured over each cgroup's own active span on each side,
+// from its first bio's Q to its last bio's C, and shares are shares of
+// that bandwidth: what each cgroup received while it was active. A
+// closed-loop replay moves exactly the captured bytes for every cgroup, so
+// shares of bytes would agree by construction; a scheduler that favours a
+// cgroup finishes its bytes sooner, and that shows here.
+type Cgroup struct {
+	ID     uint64 `json:"id"`
+	Path   string `json:"path"`
+	Weight int    `json:"weight"` // Options.Weights[ID], 0 when unknown
+
+	RealMiBps      float64 `json:"real_mib_per_s"`      // bytes / the cgroup's active span on the real side
+	PredMiBps      float64 `json:"predicted_mib_per_s"` // bytes / the cgroup's active span on the predicted side
+	RealShare      float64 `json:"real_share"`          // RealMiBps / the sum of RealMiBps over cgroups, 0..1
+	PredShare      float64 `json:"predicted_share"`     // PredMiBps / the sum of PredMiBps over cgroups
+	ShareError     float64 `json:"share_error"`         // PredShare - RealShare
+	BandwidthError float64 `json:"bandwidth_error"`     // (PredMiBps - RealMiBps) / RealMiBps; 0 when RealMiBps is 0
+	// Slowdown = RealMiBps / PredMiBps: how much longer the prediction takes
+	// to move the cgroup's bytes than the kernel did (>1: model too slow);
+	// 0 when either side moved nothing.
+	Slowdown float64 `json:"slowdown"`
+	// WindowError is the mean over windows of |predicted - real| MiB/s.
+	WindowError float64 `json:"window_error_mib_per_s"`
+	// KS is the two-sample Kolmogorov-Smirnov distance between the real and
+	// predicted per-window MiB/s distributions (0..1).
+	KS float64 `json:"ks"`
+
+	RealBytes uint64 `json:"real_bytes"`
+	PredBytes uint64 `json:"predicted_bytes"`
+
+	// Series, one value per window of Bandwidth.Window.
+	RealSeries      []float64 `json:"real_series_mib_per_s"`
+	PredSeries      []float64 `json:"predicted_series_mib_per_s"`
+	RealShareSeries []float64 `json:"real_share_series"`
+	PredShareSeries []float64 `json:"predicted_share_series"`
+}
+
+// Bandwidth holds the per-cgroup comparison's figures over all cgroups.
+type Bandwidth struct {
+	WindowSeconds float64 `json:"window_seconds"` // width of each window, s
+	Windows       int     `json:"windows"`        // windows in each series, from time 0
+	// WorstShareError is the largest |ShareError| over cgroups, and
+	// WorstCgroup the id of the first cgroup reaching it.
+	WorstShareError float64 `json:"worst_share_error"`
+	WorstCgroup     uint64  `json:"worst_cgroup"`
+	// Fairness is MQSim's fairness over cgroups applied to the model:
+	// min Slowdown / max Slowdown over cgroups with bytes on both sides
+	// (1 when the model errs by the same factor for every cgroup; 1 with
+	// fewer than two such cgroups).
+	Fairness float64 `json:"fairness"`
+}
+
+// compareBandwidth builds the Cgroup list (sorted by id) and the figures.
+func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
+	win := int64(opts.Window)
+	_, rl := real.span()
+	_, pl := pred.span()
+	end := max(rl, pl, 0)
+	nw := int(int64(end)/win) + 1
+	bw := Bandwidth{WindowSeconds: opts.Window.Seconds(), Windows: nw, Fairness: 1}
+
+	type acc struct {
+		bytes       [2]uint64
+		win         [2][]uint64
+		first, last [2]int64 // active span: first Q, last C (ns)
+	}
+	cgs := map[uint64]*acc{}
+	var tot [2]uint64
+	totWin := [2][]uint64{make([]uint64, nw), make([]uint64, nw)}
+	for side, s := range []*Side{real, pred} {
+		for i := range s.Bios {
+			b := &s.Bios[i]
+			if !b.Done.Valid() || b.Done < 0 {
+				continue
+			}
+			a := cgs[b.Cgroup]
+			if a == nil {
+				a = &acc{win: [2][]uint64{make([]uint64, nw), make([]uint64, nw)},
+					first: [2]int64{math.MaxInt64, math.MaxInt64}, last: [2]int64{math.MinInt64, math.MinInt64}}
+				cgs[b.Cgroup] = a
+			}
+			if b.Queue.Valid() {
+				a.first[side] = min(a.first[side], int64(b.Queue))
+			}
+			a.last[side] = max(a.last[side], int64(b.Done))
+			w := int(int64(b.Done) / win)
+			a.bytes[side] += uint64(b.Bytes)
+			a.win[side][w] += uint64(b.Bytes)
+			tot[side] += uint64(b.Bytes)
+			totWin[side][w] += uint64(b.Bytes)
+		}
+	}
+	ids := make([]uint64, 0, len(cgs))
+	for id := range cgs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]Cgroup, 0, len(ids))
+	if len(ids) > 0 {
+		bw.WorstCgroup = ids[0]
+	}
+	// Bandwidth over each cgroup's active span, and the sums for the shares.
+	rate := func(a *acc, side int) float64 {
+		if a.bytes[side] == 0 || a.last[side] <= a.first[side] {
+			return 0
+		}
+		return float64(a.bytes[side]) / mib / (float64(a.last[side]-a.first[side]) / 1e9)
+	}
+	var sum [2]float64
+	for _, a := range cgs {
+		sum[0] += rate(a, 0)
+		sum[1] += rate(a, 1)
+	}
+	minSlow, maxSlow := math.Inf(1), math.Inf(-1)
+	ws := opts.Window.Seconds()
+	for _, id := range ids {
+		a := cgs[id]
+		c := Cgroup{ID: id, Path: cgroupPath(id, real, pred), Weight: opts.Weights[id], RealBytes: a.bytes[0], PredBytes: a.bytes[1]}
+		c.RealMiBps, c.PredMiBps = rate(a, 0), rate(a, 1)
+		if sum[0] > 0 {
+			c.RealShare = c.RealMiBps / sum[0]
+		}
+		if sum[1] > 0 {
+			c.PredShare = c.PredMiBps / sum[1]
+		}
+		c.ShareError = c.PredShare - c.RealShare
+		if c.RealMiBps > 0 {
+			c.BandwidthError = (c.PredMiBps - c.RealMiBps) / c.RealMiBps
+		}
+		if c.RealMiBps > 0 && c.PredMiBps > 0 {
+			c.Slowdown = c.RealMiBps / c.PredMiBps
+			minSlow = math.Min(minSlow, c.Slowdown)
+			maxSlow = math.Max(maxSlow, c.Slowdown)
+		}
+		c.RealSeries = make([]float64, nw)
+		c.PredSeries = make([]float64, nw)
+		c.RealShareSeries = make([]float64, nw)
+		c.PredShareSeries = make([]float64, nw)
+		var errSum float64
+		for w := 0; w < nw; w++ {
+			c.RealSeries[w] = float64(a.win[0][w]) / mib / ws
+			c.PredSeries[w] = float64(a.win[1][w]) / mib / ws
+			if totWin[0][w] > 0 {
+				c.RealShareSeries[w] = float64(a.win[0][w]) / float64(totWin[0][w])
+			}
+			if totWin[1][w] > 0 {
+				c.PredShareSeries[w] = float64(a.win[1][w]) / float64(totWin[1][w])
+			}
+			errSum += math.Abs(c.PredSeries[w] - c.RealSeries[w])
+		}
+		c.WindowError = errSum / float64(nw)
+		// KS over each side's own active windows (up to its last completion).
+		c.KS = ksDistance(c.RealSeries[:int(int64(max(rl, 0))/win)+1], c.PredSeries[:int(int64(max(pl, 0))/win)+1])
+		if math.Abs(c.ShareError) > bw.WorstShareError {
+			bw.WorstShareError = math.Abs(c.ShareError)
+			bw.WorstCgroup = id
+		}
+		out = append(out, c)
+	}
+	if maxSlow > 0 && !math.IsInf(minSlow, 1) {
+		bw.Fairness = minSlow / maxSlow
+	}
+	return out, bw
+}
+
+// ksDistance returns the two-sample Kolmogorov-Smirnov statistic
+// sup_x |F_a(x) - F_b(x)| of two samples; 0 when either is empty.
+func ksDistance(a, b []float64) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	x := slices.Clone(a)
+	y := slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	var d float64
+	i, j := 0, 0
+	for i < len(x) && j < len(y) {
+		v := math.Min(x[i], y[j])
+		for i < len(x) && x[i] <= v {
+			i++
+		}
+		for j < len(y) && y[j] <= v {
+			j++
+		}
+		d = math.Max(d, math.Abs(float64(i)/float64(len(x))-float64(j)/float64(len(y))))
+	}
+	return d
+}

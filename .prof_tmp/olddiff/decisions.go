@@ -1,0 +1,190 @@
+package olddiff
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Decision kinds, as Mismatch.Kind names them.
+const (
+	DecisionSelect = "select" // a queue put in service: BFQ "set_in_service_queue", CFQ "set_active"
+	DecisionExpire = "expire" // a queue expired, with its reason: BFQ "expire (R, ...", CFQ "slice expired t=T"
+	DecisionIdle   = "idle"   // the idling decision: BFQ "may_budget_timeout: wait_request W", CFQ "arm_idle"
+)
+
+// decision is one scheduling decision read from a message.
+type decision struct {
+	t     trace.Time
+	kind  string
+	queue string // queue name as the scheduler prints it
+	what  string // the decision: the queue selected, the expiry reason, the idling flag
+}
+
+// Mismatch is a point where the model decided differently from the kernel.
+type Mismatch struct {
+	Kind      string     `json:"kind"`           // DecisionSelect, DecisionExpire or DecisionIdle
+	Queue     string     `json:"queue"`          // for expire and idle: the queue whose sequence differs; "" for select
+	Ordinal   int        `json:"ordinal"`        // position in the aligned sequence, from 0
+	RealTime  trace.Time `json:"real_time"`      // ns; NoTime when the real sequence is shorter
+	PredTime  trace.Time `json:"predicted_time"` // ns; NoTime when the predicted sequence is shorter
+	Real      string     `json:"real"`           // the kernel's decision ("" when none)
+	Predicted string     `json:"predicted"`      // the model's decision ("" when none)
+}
+
+// KindCount counts one kind of decision.
+type KindCount struct {
+	Real       int `json:"real"`       // decisions in the real trace
+	Predicted  int `json:"predicted"`  // decisions in the prediction
+	Compared   int `json:"compared"`   // aligned pairs
+	Mismatched int `json:"mismatched"` // aligned pairs that differ, plus unpaired decisions
+}
+
+// Decisions compares the scheduling decisions the two sides' scheduler
+// messages record. Sequences are aligned by order: the select sequence as a
+// whole (the n-th queue put in service on each side), expiries and idling
+// decisions per queue (the n-th expiry of queue Q on each side). Once a
+// sequence departs, later pairs of it keep differing; the first mismatches
+// are the telling ones.
+type Decisions struct {
+	Compared   bool       `json:"compared"` // both sides carry scheduler messages
+	Select     KindCount  `json:"select"`
+	Expire     KindCount  `json:"expire"`
+	Idle       KindCount  `json:"idle"`
+	Mismatches []Mismatch `json:"mismatches"` // the first Options.MaxMismatches, by time (real, then predicted)
+}
+
+func parseDecision(m *Message) (decision, bool) {
+	b := m.Msg.Body
+	q := m.Msg.QueueName()
+	d := decision{t: m.Time, queue: q}
+	switch {
+	case q == "":
+		return d, false
+	case strings.HasPrefix(b, "set_in_service_queue"), m.Msg.Sched == "cfq" && strings.HasPrefix(b, "set_active"):
+		d.kind, d.what = DecisionSelect, q
+	case strings.HasPrefix(b, "expire ("):
+		r := b[len("expire ("):]
+		if i := strings.IndexByte(r, ','); i >= 0 {
+			r = r[:i]
+		}
+		d.kind, d.what = DecisionExpire, "reason "+strings.TrimSuffix(r, ")")
+	case m.Msg.Sched == "cfq" && strings.HasPrefix(b, "slice expired"):
+		r := strings.TrimPrefix(b, "slice expired")
+		d.kind, d.what = DecisionExpire, strings.TrimSpace(r)
+	case strings.HasPrefix(b, "may_budget_timeout: wait_request "):
+		r := b[len("may_budget_timeout: wait_request "):]
+		if i := strings.IndexByte(r, ' '); i >= 0 {
+			r = r[:i]
+		}
+		if v, err := strconv.Atoi(r); err == nil && v != 0 {
+			d.what = "idle"
+		} else {
+			d.what = "no idle"
+		}
+		d.kind = DecisionIdle
+	case m.Msg.Sched == "cfq" && strings.HasPrefix(b, "arm_idle"):
+		d.kind, d.what = DecisionIdle, "idle"
+	default:
+		return d, false
+	}
+	return d, true
+}
+
+func decisionsOf(s *Side) (sel []decision, perQueue map[string][]decision, hasMsgs bool) {
+	perQueue = map[string][]decision{}
+	for i := range s.Messages {
+		m := &s.Messages[i]
+		if m.Msg.Sched != "" {
+			hasMsgs = true
+		}
+		d, ok := parseDecision(m)
+		if !ok {
+			continue
+		}
+		if d.kind == DecisionSelect {
+			sel = append(sel, d)
+		} else {
+			k := d.kind + "\x00" + d.queue
+			perQueue[k] = append(perQueue[k], d)
+		}
+	}
+	return sel, perQueue, hasMsgs
+}
+
+// align compares two decision sequences position by position.
+func align(kind, queue string, a, b []decision, kc *KindCount, out *[]Mismatch) {
+	kc.Real += len(a)
+	kc.Predicted += len(b)
+	n := min(len(a), len(b))
+	kc.Compared += n
+	for i := 0; i < max(len(a), len(b)); i++ {
+		mm := Mismatch{Kind: kind, Queue: queue, Ordinal: i, RealTime: trace.NoTime, PredTime: trace.NoTime}
+		if i < len(a) {
+			mm.RealTime, mm.Real = a[i].t, a[i].what
+		}
+		if i < len(b) {
+			mm.PredTime, mm.Predicted = b[i].t, b[i].what
+		}
+		if mm.Real != mm.Predicted {
+			kc.Mismatched++
+			*out = append(*out, mm)
+		}
+	}
+}
+
+func compareDecisions(real, pred *Side, opts Options) Decisions {
+	rs, rq, rm := decisionsOf(real)
+	ps, pq, pm := decisionsOf(pred)
+	d := Decisions{Compared: rm && pm, Mismatches: []Mismatch{}}
+	if !d.Compared {
+		d.Select.Real, d.Select.Predicted = len(rs), len(ps)
+		return d
+	}
+	var all []Mismatch
+	align(DecisionSelect, "", rs, ps, &d.Select, &all)
+	keys := make([]string, 0, len(rq)+len(pq))
+	for k := range rq {
+		keys = append(keys, k)
+	}
+	for k := range pq {
+		if _, ok := rq[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		kind, queue, _ := strings.Cut(k, "\x00")
+		kc := &d.Expire
+		if kind == DecisionIdle {
+			kc = &d.Idle
+		}
+		align(kind, queue, rq[k], pq[k], kc, &all)
+	}
+	at := func(m Mismatch) trace.Time {
+		if m.RealTime.Valid() {
+			return m.RealTime
+		}
+		return m.PredTime
+	}
+	slices.SortStableFunc(all, func(a, b Mismatch) int {
+		if c := cmp.Compare(at(a), at(b)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.PredTime, b.PredTime); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Queue, b.Queue)
+	})
+	if len(all) > opts.MaxMismatches {
+		all = all[:opts.MaxMismatches]
+	}
+	d.Mismatches = append(d.Mismatches, all...)
+	return d
+}

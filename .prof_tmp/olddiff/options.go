@@ -1,0 +1,58 @@
+package olddiff
+
+import "time"
+
+// Options tune Compare. The zero value gives the defaults documented on each
+// field.
+type Options struct {
+	// Window is the width of the bandwidth windows (default 100 ms).
+	Window time.Duration
+	// Weights gives each cgroup id its weight, reported in Cgroup.Weight
+	// (0 when unknown).
+	Weights map[uint64]int
+
+	// DivergenceWindow is the width W, in bios of the real dispatch order, of
+	// the sliding window that finds divergences (default 32; the number of
+	// matched bios when smaller).
+	DivergenceWindow int
+	// DivergenceThreshold is the mean |displacement|, in ranks, above which
+	// a window counts as divergent (default 4).
+	DivergenceThreshold float64
+	// MaxDivergences caps the ranked divergence list (default 100; the count
+	// in Order.Divergences is not capped).
+	MaxDivergences int
+
+	// SliceIdle is BFQ's slice_idle (default 8 ms): think times are clamped
+	// at 2*SliceIdle, and a queue has a long think time when its mean
+	// exceeds SliceIdle/2 (SliceIdle with LegacyThinkTime).
+	SliceIdle time.Duration
+	// LegacyThinkTime selects the think-time rules of kernels before 5.12:
+	// every request insertion is a sample (not only those into an idle
+	// queue), and the threshold is SliceIdle rather than SliceIdle/2.
+	LegacyThinkTime bool
+
+	// MaxMismatches caps the decision mismatches reported (default 20).
+	MaxMismatches int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Window <= 0 {
+		o.Window = 100 * time.Millisecond
+	}
+	if o.DivergenceWindow <= 0 {
+		o.DivergenceWindow = 32
+	}
+	if o.DivergenceThreshold <= 0 {
+		o.DivergenceThreshold = 4
+	}
+	if o.MaxDivergences <= 0 {
+		o.MaxDivergences = 100
+	}
+	if o.SliceIdle <= 0 {
+		o.SliceIdle = 8 * time.Millisecond
+	}
+	if o.MaxMismatches <= 0 {
+		o.MaxMismatches = 20
+	}
+	return o
+}

@@ -1,0 +1,174 @@
+package olddiff
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// WriteJSON writes r as indented JSON. Keys come in struct order and every
+// list is sorted, so equal Results give identical bytes.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// textDivergences is how many divergences WriteText lists.
+const textDivergences = 10
+
+// WriteText writes r for people: the four headline figures (dispatch tau,
+// worst cgroup share error, think-time agreement, D2C demerit), the worst
+// divergences, then one section per measure. Lines are cut to width
+// columns (at least 60; 0 means 100).
+func (r *Result) WriteText(w io.Writer, width int) error {
+	if width == 0 {
+		width = 100
+	}
+	width = max(width, 60)
+	bw := bufio.NewWriter(w)
+	line := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		if len([]rune(s)) > width {
+			s = string([]rune(s)[:width-1]) + "…"
+		}
+		bw.WriteString(s)
+		bw.WriteByte('\n')
+	}
+	sched := r.Scheduler
+	if sched == "" {
+		sched = "?"
+	}
+	if r.Kernel != "" {
+		sched += " (kernel " + r.Kernel + ")"
+	}
+	line("diff %s: real %d requests over %.3f s, predicted %d over %.3f s", sched, r.Requests, r.WallSeconds, r.PredictedRequests, r.SimulatedSeconds)
+	line("")
+	o := &r.DispatchOrder
+	line("  dispatch tau       %8.4f   mean displacement %.1f ranks, %d divergences", o.KendallTau, o.MeanDisplacement, o.Divergences)
+	worst := "no cgroups"
+	if len(r.Cgroups) > 0 {
+		worst = "cgroup " + cgName(r.Cgroups[0].ID, r.Cgroups[0].Path)
+	}
+	for _, c := range r.Cgroups {
+		if c.ID == r.Bandwidth.WorstCgroup {
+			worst = "cgroup " + cgName(c.ID, c.Path)
+			break
+		}
+	}
+	line("  worst share error  %8.4f   %s; fairness %.3f", r.Bandwidth.WorstShareError, worst, r.Bandwidth.Fairness)
+	tt := &r.ThinkTime
+	line("  think-time agree   %7.1f%%   %d requests compared, %d queues", 100*tt.Agreement, tt.Compared, tt.Queues)
+	line("  D2C demerit        %7.1f%%   %s s RMS; Q2C %.1f%%", 100*r.Latency.D2CDemerit, fsec(r.Latency.D2C.Demerit), 100*r.Latency.Q2CDemerit)
+	line("")
+	id := &r.Identity
+	line("bios: %d matched, %d only real, %d only predicted; %d ranked by issue order", id.Matched, id.RealOnly, id.PredictedOnly, id.Ordered)
+	if f := o.FirstDivergence; f != nil {
+		line("first divergence at position %d: real issued %d:%d at %s s, predicted %d:%d at %s s",
+			f.Position, f.Bio.PID, f.Bio.Index, f.RealTime, f.Predicted.PID, f.Predicted.Index, f.PredTime)
+	} else if o.Bios > 0 {
+		line("dispatch order identical")
+	}
+	if o.MaxDisplacement > 0 {
+		line("largest displacement %d ranks (bio %d:%d)", o.MaxDisplacement, o.MaxDisplaced.PID, o.MaxDisplaced.Index)
+	}
+	if len(o.Ranked) > 0 {
+		line("")
+		line("worst divergences (severity = bios x mean displacement)")
+		line("  #  positions        bios    mean   severity  real s               predicted s")
+		for _, d := range o.Ranked[:min(len(o.Ranked), textDivergences)] {
+			line("%3d  %-15s %5d %7.1f %10.0f  %-20s %s", d.Rank, fmt.Sprintf("%d-%d", d.First, d.Last), d.Bios, d.MeanDisplacement, d.Severity,
+				shortTime(d.RealStart)+"-"+shortTime(d.RealEnd), shortTime(d.PredStart)+"-"+shortTime(d.PredEnd))
+			line("       real served: %s", servedText(d.Real))
+			line("       predicted:   %s", servedText(d.Predicted))
+		}
+	}
+	if len(r.Cgroups) > 0 {
+		line("")
+		line("cgroups (window %s s, %d windows)", fsec(r.Bandwidth.WindowSeconds), r.Bandwidth.Windows)
+		line("  %-22s %6s %10s %10s %7s %7s %8s %6s", "cgroup", "weight", "real MiB/s", "pred MiB/s", "real %", "pred %", "error", "KS")
+		for _, c := range r.Cgroups {
+			line("  %-22s %6d %10.2f %10.2f %7.1f %7.1f %+8.4f %6.3f", cgName(c.ID, c.Path), c.Weight, c.RealMiBps, c.PredMiBps, 100*c.RealShare, 100*c.PredShare, c.ShareError, c.KS)
+		}
+	}
+	m := &r.Merges
+	line("")
+	line("merges: back %d real / %d predicted, front %d / %d, queue merges %d / %d", m.RealBack, m.PredBack, m.RealFront, m.PredFront, m.RealQueueMerges, m.PredQueueMerges)
+	if m.RealSharedFirst.Valid() || m.PredSharedFirst.Valid() {
+		line("  first shared queue: real %s s, predicted %s s", m.RealSharedFirst, m.PredSharedFirst)
+	}
+	line("")
+	line("think time (threshold %s s): real short %d, predicted short %d of %d queues; confusion real/pred s/s %d s/l %d l/s %d l/l %d",
+		fsec(tt.ThresholdSeconds), tt.RealShort, tt.PredShort, tt.Queues, tt.Confusion[0][0], tt.Confusion[0][1], tt.Confusion[1][0], tt.Confusion[1][1])
+	if tt.RealLogged.Points > 0 || tt.PredLogged.Points > 0 {
+		line("  recomputed vs logged: real %.1f%% of %d, predicted %.1f%% of %d", 100*tt.RealLogged.Agreement, tt.RealLogged.Points, 100*tt.PredLogged.Agreement, tt.PredLogged.Points)
+	}
+	for _, q := range tt.PerQueue {
+		if q.RealFlips+q.PredFlips+q.RealLoggedFlips+q.PredLoggedFlips == 0 && q.Agreement == 1 {
+			continue
+		}
+		line("  %-10s agree %5.1f%%  short %5.1f%% / %5.1f%%  flips %d / %d (logged %d / %d)", q.Queue, 100*q.Agreement,
+			100*q.RealShortFraction, 100*q.PredShortFraction, q.RealFlips, q.PredFlips, q.RealLoggedFlips, q.PredLoggedFlips)
+	}
+	line("")
+	line("latency (ms)     %8s %8s %8s %8s %8s %8s %8s", "n", "mean", "p50", "p90", "p99", "p99.9", "max")
+	for _, l := range []struct {
+		name string
+		d    Dist
+	}{{"Q2C real", r.Latency.Q2C.Real}, {"Q2C predicted", r.Latency.Q2C.Pred}, {"D2C real", r.Latency.D2C.Real}, {"D2C predicted", r.Latency.D2C.Pred}} {
+		d := l.d
+		line("  %-14s %8d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f", l.name, d.N, 1e3*d.Mean, 1e3*d.P50, 1e3*d.P90, 1e3*d.P99, 1e3*d.P999, 1e3*d.Max)
+	}
+	dc := &r.Decisions
+	if dc.Compared {
+		line("")
+		line("decisions: select %d/%d (%d differ), expire %d/%d (%d differ), idle %d/%d (%d differ)",
+			dc.Select.Real, dc.Select.Predicted, dc.Select.Mismatched, dc.Expire.Real, dc.Expire.Predicted, dc.Expire.Mismatched,
+			dc.Idle.Real, dc.Idle.Predicted, dc.Idle.Mismatched)
+		for _, mm := range dc.Mismatches[:min(len(dc.Mismatches), 10)] {
+			q := mm.Queue
+			if q == "" {
+				q = "-"
+			}
+			line("  %-6s %-14s #%-5d real %s s %q, predicted %s s %q", mm.Kind, q, mm.Ordinal, mm.RealTime, mm.Real, mm.PredTime, mm.Predicted)
+		}
+	}
+	return bw.Flush()
+}
+
+func cgName(id uint64, path string) string {
+	if path != "" {
+		return fmt.Sprintf("%d %s", id, path)
+	}
+	return fmt.Sprint(id)
+}
+
+// fsec prints seconds compactly.
+func fsec(s float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.6f", s), "0"), ".")
+}
+
+// shortTime prints t in seconds with microsecond precision.
+func shortTime(t trace.Time) string {
+	if !t.Valid() {
+		return "-"
+	}
+	return fmt.Sprintf("%.6f", t.Seconds())
+}
+
+// servedText summarises a Served list: cgroups, then queues, most served first.
+func servedText(s Served) string {
+	var parts []string
+	for _, c := range s.Cgroups[:min(len(s.Cgroups), 3)] {
+		parts = append(parts, fmt.Sprintf("cg %s x%d", cgName(c.ID, c.Name), c.Bios))
+	}
+	for _, c := range s.Queues[:min(len(s.Queues), 4)] {
+		parts = append(parts, fmt.Sprintf("q %s x%d", c.Name, c.Bios))
+	}
+	return strings.Join(parts, ", ")
+}

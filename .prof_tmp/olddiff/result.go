@@ -1,0 +1,67 @@
+package olddiff
+
+// Result is the whole comparison of a prediction against the real trace.
+// The JSON keys of the fields named in docs/cli.md (`replay --json`,
+// `diff --json`) are part of the command-line contract; the other keys add
+// detail. Fields tagged `json:"-"` are for in-process consumers (the TUI).
+type Result struct {
+	Scheduler        string  `json:"scheduler"`         // the predicted side's scheduler (else the real side's)
+	Kernel           string  `json:"kernel"`            // the predicted side's kernel version (else the real side's)
+	Requests         int     `json:"requests"`          // requests in the real trace
+	WallSeconds      float64 `json:"wall_seconds"`      // the real trace's active span, s (first Q to last C)
+	SimulatedSeconds float64 `json:"simulated_seconds"` // the prediction's active span, s
+
+	PredictedRequests int       `json:"predicted_requests"` // requests in the prediction
+	Identity          Identity  `json:"identity"`
+	DispatchOrder     Order     `json:"dispatch_order"`
+	Cgroups           []Cgroup  `json:"cgroups"` // by id
+	Bandwidth         Bandwidth `json:"bandwidth"`
+	Merges            Merges    `json:"merges"`
+	ThinkTime         ThinkTime `json:"think_time"`
+	Latency           Latency   `json:"latency"`
+	Decisions         Decisions `json:"decisions"`
+
+	// RealSide and PredSide are the compared Sides; the indexes in
+	// DispatchOrder sequences, Divergence served lists and BioRefs point
+	// into their Bios.
+	RealSide *Side `json:"-"`
+	PredSide *Side `json:"-"`
+}
+
+// Compare compares a prediction with the real trace. Both Sides must be
+// finished; neither is modified. Compare is deterministic: the same inputs
+// give the same Result.
+func Compare(real, pred *Side, opts Options) *Result {
+	real.finish()
+	pred.finish()
+	opts = opts.withDefaults()
+	r := &Result{
+		Scheduler:         pred.schedulerName(),
+		Kernel:            pred.Meta.Kernel,
+		Requests:          len(real.Requests),
+		PredictedRequests: len(pred.Requests),
+		WallSeconds:       real.Seconds(),
+		SimulatedSeconds:  pred.Seconds(),
+		RealSide:          real,
+		PredSide:          pred,
+	}
+	if r.Scheduler == "" {
+		r.Scheduler = real.schedulerName()
+	}
+	if r.Kernel == "" {
+		r.Kernel = real.Meta.Kernel
+	}
+	rIdx, pIdx, id := matchBios(real, pred)
+	r.DispatchOrder = compareOrder(real, pred, rIdx, pIdx, opts)
+	id.Ordered = r.DispatchOrder.Bios
+	r.Identity = id
+	if r.DispatchOrder.Ranked == nil {
+		r.DispatchOrder.Ranked = []Divergence{}
+	}
+	r.Cgroups, r.Bandwidth = compareBandwidth(real, pred, opts)
+	r.Merges = compareMerges(real, pred)
+	r.ThinkTime = compareThink(real, pred, rIdx, pIdx, opts)
+	r.Latency = compareLatency(real, pred)
+	r.Decisions = compareDecisions(real, pred, opts)
+	return r
+}

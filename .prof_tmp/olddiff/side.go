@@ -1,0 +1,206 @@
+package olddiff
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Message is one scheduler debug line of a Side (an ActionMessage event).
+type Message struct {
+	Time   trace.Time    // ns since the capture's origin
+	Cgroup uint64        // cgroup id the record carries, 0 when none
+	Text   string        // the message as recorded
+	Msg    trace.Message // Text parsed: scheduler, queue, body
+}
+
+// Side is what one trace contributes to a diff: its bios, its requests and
+// its scheduler messages. Build it with Load, or NewSide, Add for each event
+// and Finish; or, for synthetic data, with FromData.
+//
+// After Finish, Bios are sorted by (PID, Index), Requests by ID, and
+// Messages by Time (stable, so same-time messages keep their trace order).
+// A Side is read-only once finished; Compare does not modify it.
+type Side struct {
+	Meta     trace.Meta
+	Bios     []trace.Bio
+	Requests []trace.Request
+	Messages []Message
+
+	// Duplicates counts bios dropped because their (PID, Index) was already
+	// taken (a broken stream; zero for the Rebuilder's output).
+	Duplicates int
+	// Stats are the Rebuilder's counters (zero for FromData).
+	Stats trace.RebuildStats
+
+	rb *trace.Rebuilder // while loading
+
+	reqPos   []int32 // Requests index by ID-1 when IDs are dense, else nil
+	finished bool
+}
+
+// FromData builds a finished Side from already rebuilt data. The slices are
+// taken over (sorted in place), not copied.
+func FromData(meta trace.Meta, bios []trace.Bio, reqs []trace.Request, msgs []Message) *Side {
+	s := &Side{Meta: meta, Bios: bios, Requests: reqs, Messages: msgs}
+	s.finish()
+	return s
+}
+
+func bioKeyCmp(a, b *trace.Bio) int {
+	if c := cmp.Compare(a.PID, b.PID); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Index, b.Index)
+}
+
+// finish sorts the data and builds the request index.
+func (s *Side) finish() {
+	if s.finished {
+		return
+	}
+	s.finished = true
+	slices.SortStableFunc(s.Bios, func(a, b trace.Bio) int { return bioKeyCmp(&a, &b) })
+	// Drop duplicate keys, keeping the first.
+	out := s.Bios[:0]
+	for i := range s.Bios {
+		if len(out) > 0 && bioKeyCmp(&out[len(out)-1], &s.Bios[i]) == 0 {
+			s.Duplicates++
+			continue
+		}
+		out = append(out, s.Bios[i])
+	}
+	s.Bios = out
+	slices.SortStableFunc(s.Requests, func(a, b trace.Request) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortStableFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) })
+	dense := true
+	for i := range s.Requests {
+		if s.Requests[i].ID != uint64(i+1) {
+			dense = false
+			break
+		}
+	}
+	if dense {
+		s.reqPos = nil
+	} else {
+		s.reqPos = []int32{} // marker: use binary search
+	}
+}
+
+// Request returns the index in Requests of the request with the given ID,
+// or -1.
+func (s *Side) Request(id uint64) int {
+	if id == 0 {
+		return -1
+	}
+	if s.reqPos == nil {
+		if id <= uint64(len(s.Requests)) {
+			return int(id - 1)
+		}
+		return -1
+	}
+	i, ok := slices.BinarySearchFunc(s.Requests, id, func(r trace.Request, id uint64) int { return cmp.Compare(r.ID, id) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// Bio returns the index in Bios of the bio (pid, index), or -1.
+func (s *Side) Bio(pid, index uint32) int {
+	k := trace.Bio{PID: pid, Index: index}
+	i, ok := slices.BinarySearchFunc(s.Bios, &k, func(b trace.Bio, k *trace.Bio) int { return bioKeyCmp(&b, k) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// span returns the first queue time and the last completion time over the
+// side's bios (NoTime, NoTime when none completed).
+func (s *Side) span() (first, last trace.Time) {
+	first, last = trace.NoTime, trace.NoTime
+	for i := range s.Bios {
+		b := &s.Bios[i]
+		if b.Queue.Valid() && (first == trace.NoTime || b.Queue < first) {
+			first = b.Queue
+		}
+		if b.Done.Valid() && (last == trace.NoTime || b.Done > last) {
+			last = b.Done
+		}
+	}
+	return first, last
+}
+
+// Seconds returns the side's active span in seconds: from its first queued
+// bio to its last completion (0 when nothing completed).
+func (s *Side) Seconds() float64 {
+	first, last := s.span()
+	if first == trace.NoTime || last == trace.NoTime || last <= first {
+		return 0
+	}
+	return float64(last-first) / 1e9
+}
+
+// queueID names a scheduler queue for think-time purposes: a process and the
+// direction of its I/O (sync or async).
+type queueID struct {
+	PID  uint32
+	Sync bool
+}
+
+func (q queueID) String() string {
+	c := "A"
+	if q.Sync {
+		c = "S"
+	}
+	return strconv.FormatUint(uint64(q.PID), 10) + c
+}
+
+func (q queueID) less(o queueID) int {
+	if c := cmp.Compare(q.PID, o.PID); c != 0 {
+		return c
+	}
+	if q.Sync == o.Sync {
+		return 0
+	}
+	if !q.Sync {
+		return -1
+	}
+	return 1
+}
+
+// isSync reports whether an operation goes to a sync queue, as the kernel's
+// op_is_sync does: reads, and writes with REQ_SYNC (or FUA/flush).
+func isSync(c trace.Category) bool {
+	return !c.IsWrite() || c&(trace.CatSync|trace.CatFUA|trace.CatFlush) != 0
+}
+
+// cgroupPath returns the path the sides' metadata give for id, or "".
+func cgroupPath(id uint64, sides ...*Side) string {
+	for _, s := range sides {
+		if p, ok := s.Meta.Cgroups[id]; ok && p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// schedulerName returns the scheduler a side names in its metadata or
+// messages.
+func (s *Side) schedulerName() string {
+	for _, k := range []string{"scheduler", "sched"} {
+		if v := strings.TrimSpace(s.Meta.Extra[k]); v != "" {
+			return v
+		}
+	}
+	for i := range s.Messages {
+		if s.Messages[i].Msg.Sched != "" {
+			return s.Messages[i].Msg.Sched
+		}
+	}
+	return ""
+}

@@ -1,0 +1,482 @@
+package diff
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// sidePrep is what Compare derives from one Side alone, whatever the other
+// side and (except where noted) the Options: computed once per Side, on its
+// first Compare, and shared by every later one (a real capture is often
+// compared with many predictions).
+type sidePrep struct {
+	first, last trace.Time // span(): first Q, last C over the bios
+
+	// issueOrder lists the bios with a valid Issue, as indexes into Bios,
+	// sorted by (Issue, index): the side's dispatch order.
+	issueOrder []int32
+
+	// q2c and d2c are the side's request latencies in seconds, sorted.
+	q2c, d2c []float64
+
+	// Think time, before the Options-dependent replay: the sync queues in
+	// the order of their first request, each queue's first queue time, and
+	// its events, ev[off[k]:off[k+1]], sorted by (time, kind, request)
+	// (decoded by event).
+	queues  []uint32 // pids (all sync queues)
+	firstQ  []trace.Time
+	off     []int
+	ev      []uint64
+	packed  bool // ev holds ((t-tlo)<<2 | kind) << idxBits | request, else request<<2 | kind
+	tlo     trace.Time
+	idxBits uint
+
+	// reqFirst[i] is PID<<32 | FirstBio of request i: a compact copy for
+	// random access.
+	reqFirst []uint64
+
+	// logged lists the think-time classes the scheduler logged, per
+	// (pid, sync) queue, by queue.
+	logged []queueLogged
+}
+
+type queueLogged struct {
+	q   queueID
+	pts []LoggedPoint
+}
+
+// prepared returns the Side's sidePrep, computing it on first use.
+func (s *Side) prepared() *sidePrep {
+	s.prepOnce.Do(func() { s.prep = s.computePrep() })
+	return s.prep
+}
+
+func (s *Side) computePrep() *sidePrep {
+	p := &sidePrep{first: trace.NoTime, last: trace.NoTime}
+	for i := range s.Bios {
+		b := &s.Bios[i]
+		if b.Queue.Valid() && (p.first == trace.NoTime || b.Queue < p.first) {
+			p.first = b.Queue
+		}
+		if b.Done.Valid() && (p.last == trace.NoTime || b.Done > p.last) {
+			p.last = b.Done
+		}
+	}
+	// One scratch buffer for the sorts below.
+	scratch := make([]uint64, max(2*len(s.Bios), 3*len(s.Requests)))
+	p.issueOrder = issueOrder(s.Bios, scratch)
+	p.q2c, p.d2c = latencies(s, scratch)
+	p.prepThink(s, scratch)
+	p.reqFirst = make([]uint64, len(s.Requests))
+	for i := range s.Requests {
+		p.reqFirst[i] = uint64(s.Requests[i].PID)<<32 | uint64(s.Requests[i].FirstBio)
+	}
+	p.prepLogged(s)
+	return p
+}
+
+// packBits is the room for keys packed with an index in a uint64 (less
+// in tests, to exercise the paths taken when keys do not fit).
+var packBits = 64
+
+// radixU64 sorts a by v>>shift, stably, with a least-significant-digit
+// radix sort on digits of at most 13 bits of (v>>shift)-min. When the bits
+// below shift increase along a (an index packed there), that is the same as
+// sorting a by value. buf, if at least len(a) long, is used as scratch.
+func radixU64(a []uint64, shift uint, buf []uint64) {
+	n := len(a)
+	if n < 2 {
+		return
+	}
+	if n < 512 {
+		if shift == 0 {
+			slices.Sort(a)
+		} else {
+			slices.SortStableFunc(a, func(x, y uint64) int { return cmp.Compare(x>>shift, y>>shift) })
+		}
+		return
+	}
+	lo, hi := a[0]>>shift, a[0]>>shift
+	for _, v := range a {
+		k := v >> shift
+		lo = min(lo, k)
+		hi = max(hi, k)
+	}
+	span := hi - lo
+	if span == 0 {
+		return
+	}
+	nb := bits.Len64(span)
+	passes := (nb + 12) / 13
+	width := uint((nb + passes - 1) / passes)
+	mask := uint64(1)<<width - 1
+	if len(buf) < n {
+		buf = make([]uint64, n)
+	}
+	src, dst := a, buf[:n]
+	count := make([]int, 1<<width)
+	for p := 0; p < passes; p++ {
+		d := uint(p) * width
+		clear(count)
+		for _, v := range src {
+			count[((v>>shift-lo)>>d)&mask]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, v := range src {
+			k := ((v>>shift - lo) >> d) & mask
+			dst[count[k]] = v
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
+}
+
+// permute reorders a in place so that a[j] becomes the old a[perm[j]];
+// perm must be a permutation of 0..len(a)-1, and is destroyed.
+func permute[T any](a []T, perm []int32) {
+	for i := range perm {
+		if perm[i] < 0 || int(perm[i]) == i {
+			continue
+		}
+		tmp := a[i]
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				a[j] = tmp
+				break
+			}
+			a[j] = a[k]
+			j = k
+		}
+	}
+}
+
+// sortPacked stably sorts a (len n) by the key key(i) ≥ 0 of each element,
+// keys spanning keyBits bits, by packing key<<idxBits | i into uint64 and
+// radix sorting; it returns false, doing nothing, when they do not fit.
+func sortPacked[T any](a []T, keyBits int, key func(i int) uint64) bool {
+	n := len(a)
+	idxBits := bits.Len(uint(n - 1))
+	if n > math.MaxInt32 || keyBits+idxBits > packBits {
+		return false
+	}
+	ks := make([]uint64, n)
+	for i := range a {
+		ks[i] = key(i)<<idxBits | uint64(i)
+	}
+	radixU64(ks, uint(idxBits), nil)
+	perm := make([]int32, n)
+	mask := uint64(1)<<idxBits - 1
+	for j, k := range ks {
+		perm[j] = int32(k & mask)
+	}
+	permute(a, perm)
+	return true
+}
+
+// sortBios sorts bios stably by (PID, Index).
+func sortBios(b []trace.Bio) {
+	n := len(b)
+	sorted := true
+	for i := 1; i < n; i++ {
+		if bioKeyCmp(&b[i-1], &b[i]) > 0 {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	minP, maxP, maxI := b[0].PID, b[0].PID, b[0].Index
+	for i := range b {
+		minP, maxP, maxI = min(minP, b[i].PID), max(maxP, b[i].PID), max(maxI, b[i].Index)
+	}
+	ib := bits.Len32(maxI)
+	if sortPacked(b, bits.Len32(maxP-minP)+ib, func(i int) uint64 { return uint64(b[i].PID-minP)<<ib | uint64(b[i].Index) }) {
+		return
+	}
+	slices.SortStableFunc(b, func(x, y trace.Bio) int { return bioKeyCmp(&x, &y) })
+}
+
+// sortRequests sorts requests stably by ID.
+func sortRequests(r []trace.Request) {
+	n := len(r)
+	sorted := true
+	for i := 1; i < n; i++ {
+		if r[i-1].ID > r[i].ID {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	lo, hi := r[0].ID, r[0].ID
+	for i := range r {
+		lo, hi = min(lo, r[i].ID), max(hi, r[i].ID)
+	}
+	if sortPacked(r, bits.Len64(hi-lo), func(i int) uint64 { return r[i].ID - lo }) {
+		return
+	}
+	slices.SortStableFunc(r, func(a, b trace.Request) int { return cmp.Compare(a.ID, b.ID) })
+}
+
+// issueOrder returns the indexes of the bios with a valid Issue sorted by
+// (Issue, index).
+func issueOrder(bios []trace.Bio, scratch []uint64) []int32 {
+	lo, hi := trace.NoTime, trace.NoTime
+	m := 0
+	for i := range bios {
+		if t := bios[i].Issue; t.Valid() {
+			if m == 0 {
+				lo, hi = t, t
+			}
+			lo, hi = min(lo, t), max(hi, t)
+			m++
+		}
+	}
+	out := make([]int32, 0, m)
+	if m == 0 {
+		return out
+	}
+	idxBits := bits.Len(uint(len(bios) - 1))
+	if bits.Len64(uint64(hi-lo))+idxBits <= packBits {
+		ks, buf := scratch[:0:m], scratch[m:]
+		if len(scratch) < 2*m {
+			ks, buf = make([]uint64, 0, m), nil
+		}
+		for i := range bios {
+			if t := bios[i].Issue; t.Valid() {
+				ks = append(ks, uint64(t-lo)<<idxBits|uint64(i))
+			}
+		}
+		radixU64(ks, uint(idxBits), buf)
+		mask := uint64(1)<<idxBits - 1
+		for _, k := range ks {
+			out = append(out, int32(k&mask))
+		}
+		return out
+	}
+	ks := make([]keyed, 0, m)
+	for i := range bios {
+		if t := bios[i].Issue; t.Valid() {
+			ks = append(ks, keyed{t, int32(i)})
+		}
+	}
+	radixSort(ks, nil)
+	for _, k := range ks {
+		out = append(out, k.c)
+	}
+	return out
+}
+
+// latencies returns a side's Q2C and D2C samples in seconds, sorted.
+func latencies(s *Side, scratch []uint64) (q2c, d2c []float64) {
+	n := len(s.Requests)
+	if len(scratch) < 3*n {
+		scratch = make([]uint64, 3*n)
+	}
+	q, d, buf := scratch[:0:n], scratch[n:n:2*n], scratch[2*n:3*n]
+	for i := range s.Requests {
+		r := &s.Requests[i]
+		if !r.Complete.Valid() {
+			continue
+		}
+		if r.Queue.Valid() && r.Complete >= r.Queue {
+			q = append(q, uint64(r.Complete-r.Queue))
+		}
+		if r.Issue.Valid() && r.Complete >= r.Issue {
+			d = append(d, uint64(r.Complete-r.Issue))
+		}
+	}
+	conv := func(k []uint64) []float64 {
+		radixU64(k, 0, buf)
+		out := make([]float64, len(k))
+		for i, v := range k {
+			out[i] = float64(int64(v)) / 1e9
+		}
+		return out
+	}
+	return conv(q), conv(d)
+}
+
+// thinkInsert returns the insertion time computeThink uses for r: I, else Q.
+func thinkInsert(r *trace.Request) trace.Time {
+	if r.Insert.Valid() {
+		return r.Insert
+	}
+	return r.Queue
+}
+
+// prepThink numbers the sync queues and sorts each one's events.
+func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
+	reqs := s.Requests
+	// 1. Number the sync queues and count their events.
+	qIndex := map[uint32]int32{}
+	var counts []int
+	rq := make([]int32, len(reqs))
+	tlo, thi := trace.Time(math.MaxInt64), trace.Time(math.MinInt64)
+	lastPID, lastK := uint32(0), int32(-1)
+	for i := range reqs {
+		r := &reqs[i]
+		rq[i] = -1
+		ins := thinkInsert(r)
+		if !isSync(r.Cat) || r.Flags&trace.FlagMergedAway != 0 || !ins.Valid() {
+			continue
+		}
+		k := lastK
+		if k < 0 || r.PID != lastPID {
+			var ok bool
+			k, ok = qIndex[r.PID]
+			if !ok {
+				k = int32(len(p.queues))
+				qIndex[r.PID] = k
+				p.queues = append(p.queues, r.PID)
+				counts = append(counts, 0)
+				p.firstQ = append(p.firstQ, ins)
+			}
+			lastPID, lastK = r.PID, k
+		}
+		rq[i] = k
+		counts[k]++
+		qt := r.Queue
+		if !qt.Valid() {
+			qt = ins
+		}
+		p.firstQ[k] = min(p.firstQ[k], qt)
+		tlo, thi = min(tlo, ins), max(thi, ins)
+		if r.Issue.Valid() {
+			counts[k]++
+			tlo, thi = min(tlo, r.Issue), max(thi, r.Issue)
+		}
+		if r.Complete.Valid() {
+			counts[k]++
+			tlo, thi = min(tlo, r.Complete), max(thi, r.Complete)
+		}
+	}
+	nq := len(p.queues)
+	p.off = make([]int, nq+1)
+	for k, c := range counts {
+		p.off[k+1] = p.off[k] + c
+	}
+	if nq == 0 {
+		return
+	}
+	// 2. Lay every queue's events out in one array, in request order:
+	//    packed as ((t-tlo)<<2 | kind) << idxBits | request when that fits
+	//    in 64 bits, else as request<<2 | kind.
+	p.idxBits = uint(bits.Len(uint(len(reqs) - 1)))
+	p.tlo = tlo
+	p.packed = bits.Len64(uint64(thi-tlo))+2+int(p.idxBits) <= packBits
+	fill := slices.Clone(p.off[:nq])
+	p.ev = make([]uint64, p.off[nq])
+	put := func(k int32, t trace.Time, kind uint64, i int) {
+		if p.packed {
+			p.ev[fill[k]] = (uint64(t-tlo)<<2|kind)<<p.idxBits | uint64(i)
+		} else {
+			p.ev[fill[k]] = uint64(i)<<2 | kind
+		}
+		fill[k]++
+	}
+	for i := range reqs {
+		k := rq[i]
+		if k < 0 {
+			continue
+		}
+		r := &reqs[i]
+		put(k, thinkInsert(r), ttInsert, i)
+		if r.Issue.Valid() {
+			put(k, r.Issue, ttIssue, i)
+		}
+		if r.Complete.Valid() {
+			put(k, r.Complete, ttComplete, i)
+		}
+	}
+	// 3. Sort each queue's events by (time, kind, request).
+	if p.packed {
+		// Unique values, and the request bits increase along each queue's
+		// events: sorting by value is the stable sort by (time, kind).
+		maxN := 0
+		for k := range nq {
+			maxN = max(maxN, p.off[k+1]-p.off[k])
+		}
+		buf := scratch
+		if len(buf) < maxN {
+			buf = make([]uint64, maxN)
+		}
+		for k := range nq {
+			radixU64(p.ev[p.off[k]:p.off[k+1]], p.idxBits, buf)
+		}
+		return
+	}
+	for k := range nq {
+		slices.SortStableFunc(p.ev[p.off[k]:p.off[k+1]], func(a, b uint64) int {
+			ta, tb := p.evTime(s, a), p.evTime(s, b)
+			if c := cmp.Compare(ta, tb); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a&3, b&3); c != 0 {
+				return c
+			}
+			return cmp.Compare(a>>2, b>>2)
+		})
+	}
+}
+
+// event decodes a think-time event of p.ev: its time, kind and request.
+func (p *sidePrep) event(s *Side, e uint64) (t trace.Time, kind uint64, req int) {
+	if p.packed {
+		k := e >> p.idxBits
+		return p.tlo + trace.Time(k>>2), k & 3, int(e & (1<<p.idxBits - 1))
+	}
+	return p.evTime(s, e), e & 3, int(e >> 2)
+}
+
+// evTime returns the time of an unpacked event.
+func (p *sidePrep) evTime(s *Side, e uint64) trace.Time {
+	r := &s.Requests[e>>2]
+	switch e & 3 {
+	case ttInsert:
+		return thinkInsert(r)
+	case ttIssue:
+		return r.Issue
+	}
+	return r.Complete
+}
+
+// prepLogged collects the think-time classes the side's scheduler logged.
+func (p *sidePrep) prepLogged(s *Side) {
+	idx := map[queueID]int{}
+	for i := range s.Messages {
+		m := &s.Messages[i]
+		if m.Msg.PID <= 0 {
+			continue
+		}
+		v, ok := loggedShort(m.Msg.Body)
+		if !ok {
+			continue
+		}
+		q := queueID{uint32(m.Msg.PID), m.Msg.Sync}
+		k, ok := idx[q]
+		if !ok {
+			k = len(p.logged)
+			idx[q] = k
+			p.logged = append(p.logged, queueLogged{q: q})
+		}
+		p.logged[k].pts = append(p.logged[k].pts, LoggedPoint{Time: m.Time, Short: v})
+	}
+	slices.SortFunc(p.logged, func(a, b queueLogged) int { return a.q.less(b.q) })
+}
