@@ -67,9 +67,10 @@ func (tr *TextReader) Meta() trace.Meta { return tr.p.meta(tr.tp.source()) }
 func (tr *TextReader) Dropped() uint64 { return tr.tp.lost }
 
 const (
-	kindUnknown = iota
-	kindBlkparse
-	kindFtrace
+	kindUnknown  = iota
+	kindBlkparse // blkparse's default format: times relative to the capture's start
+	kindFtrace   // ftrace's default text: context prefix, absolute trace-clock times
+	kindClassic  // ftrace's blk_classic text: blkparse's columns without the sequence, absolute times
 )
 
 type textParser struct {
@@ -79,7 +80,9 @@ type textParser struct {
 	kind    int
 	summary bool
 	lost    uint64
-	err     error
+	// seenEvent: an event line was parsed (the layout is decided by the first).
+	seenEvent bool
+	err       error
 }
 
 func newTextParser(br *bufio.Reader, name string) *textParser {
@@ -87,13 +90,16 @@ func newTextParser(br *bufio.Reader, name string) *textParser {
 }
 
 func (tp *textParser) source() string {
-	if tp.kind == kindFtrace {
+	if tp.kind == kindFtrace || tp.kind == kindClassic {
 		return "ftrace-text"
 	}
 	return "blkparse-text"
 }
 
-func (tp *textParser) timesRelative() bool { return tp.kind != kindFtrace }
+// timesRelative reports whether the text's times count from the capture's
+// start (blkparse's) rather than the trace clock (ftrace's, rebased to the
+// first event like binary input).
+func (tp *textParser) timesRelative() bool { return tp.kind == kindBlkparse || tp.kind == kindUnknown }
 
 // ftracePrefix matches the ftrace context prefix:
 // "comm-pid [cpu] flags secs.usecs: " with an optional tgid column.
@@ -304,7 +310,10 @@ func (tp *textParser) parseBlkparse(ls *lineScanner, ev *trace.Event) error {
 		}
 		ev.Seq = uint32(seq)
 		t, c = ls.tok()
+	} else if tp.kind == kindBlkparse && !tp.seenEvent {
+		tp.kind = kindClassic
 	}
+	tp.seenEvent = true
 	ns, err := tp.parseTime(t, c)
 	if err != nil {
 		return err

@@ -162,11 +162,16 @@ Skips: 0 forward (0 -   0.0%)
 		t.Errorf("meta %+v", m)
 	}
 
-	const classic = "# DEV   CPU TIMESTAMP     PID ACT FLG\n  8,1    0  3046.491227000   305  Q   R 6367 + 8 [kjournald]\n"
+	// blk_classic: blkparse's columns without the sequence, trace-clock
+	// times rebased to the first event as ftrace's other layouts are.
+	const classic = "# DEV   CPU TIMESTAMP     PID ACT FLG\n  8,1    0  3046.491227000   305  Q   R 6367 + 8 [kjournald]\n  8,1    0  3046.491230500   305  G   R 6367 + 8 [kjournald]\n"
 	tr, _ = NewTextReader(strings.NewReader(classic), "classic")
 	evs = readAll(t, tr)
-	if len(evs) != 1 || describe(&evs[0]) != "3046.491227000 Q R 6367+8 kjournald" || evs[0].PID != 305 {
+	if len(evs) != 2 || describe(&evs[0]) != "0.000000000 Q R 6367+8 kjournald" || describe(&evs[1]) != "0.000003500 G R 6367+8 kjournald" || evs[0].PID != 305 {
 		t.Errorf("blk_classic: %+v", evs)
+	}
+	if m := tr.Meta(); m.Source != "ftrace-text" || m.Origin != 3046491227000 {
+		t.Errorf("blk_classic meta %+v", m)
 	}
 }
 
