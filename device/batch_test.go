@@ -82,6 +82,9 @@ func TestCalibrateBatchingSynthetic(t *testing.T) {
 		t.Errorf("joined fraction %.3f: the workload keeps 32 requests in each bunch", b.JoinedFraction)
 	}
 	checkGaps(t, fit.CompletionGaps, 0.03)
+	if r := float64(fit.ModelMeanD2C) / float64(fit.MeanD2C); r < 0.95 || r > 1.05 {
+		t.Errorf("model mean D2C %v, capture %v: want within 5%%", fit.ModelMeanD2C, fit.MeanD2C)
+	}
 	if fit.DemeritFraction > 0.10 {
 		t.Errorf("demerit %.1f%% of the mean", 100*fit.DemeritFraction)
 	}

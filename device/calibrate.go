@@ -45,6 +45,11 @@ type Fit struct {
 	N       int           `json:"n"`           // requests fitted (issued and completed in the capture)
 	Skipped int           `json:"skipped"`     // requests on the device without both a D and a C, or in flight at the start
 	MeanD2C time.Duration `json:"mean_d2c_ns"` // mean real D2C
+	// ModelMeanD2C is the mean modelled D2C of the same requests (the
+	// model fitted on all of the capture, each request issued at its real
+	// D time): a model whose mean is off paces closed-loop processes
+	// faster or slower than the device did.
+	ModelMeanD2C time.Duration `json:"model_mean_d2c_ns"`
 
 	// Demerit compares the capture with the model fitted on all of it.
 	Demerit         time.Duration `json:"demerit_ns"`
@@ -109,7 +114,8 @@ func (f *Fit) String() string {
 	if f.Forced {
 		how = "forced"
 	}
-	fmt.Fprintf(&b, "model %s (%s), n=%d (skipped %d), mean D2C %v\n", f.Kind, how, f.N, f.Skipped, f.MeanD2C)
+	fmt.Fprintf(&b, "model %s (%s), n=%d (skipped %d), mean D2C %v (model %v, %+.1f%%)\n",
+		f.Kind, how, f.N, f.Skipped, f.MeanD2C, f.ModelMeanD2C, 100*(float64(f.ModelMeanD2C)/max(float64(f.MeanD2C), 1)-1))
 	fmt.Fprintf(&b, "demerit %v (%.1f%% of mean), cross-validated %v (%.1f%%; train %d, test %d; the halves differ by %.1f%%)\n",
 		f.Demerit, 100*f.DemeritFraction, f.CV.Demerit, 100*f.CV.DemeritFraction, f.CV.Train, f.CV.Test, 100*f.CV.HalvesFraction)
 	for _, c := range f.Candidates {
@@ -267,6 +273,7 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(real[nTrain:], cvPred[nTrain:])
 		}
 	}
+	fit.ModelMeanD2C = time.Duration(math.Round(mean(pred)))
 	realDone := make([]float64, len(c.samples))
 	modelDone := make([]float64, len(c.samples))
 	for i, s := range c.samples {

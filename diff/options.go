@@ -1,6 +1,9 @@
 package diff
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Options tune Compare. The zero value gives the defaults documented on each
 // field.
@@ -26,6 +29,10 @@ type Options struct {
 	// at 2*SliceIdle, and a queue has a long think time when its mean
 	// exceeds SliceIdle/2 (SliceIdle with LegacyThinkTime).
 	SliceIdle time.Duration
+	// IdleOff says slice_idle is 0: BFQ then never updates a queue's
+	// think-time class (bfq_update_has_short_ttime returns at once), so
+	// every sync queue keeps the short class it starts with.
+	IdleOff bool
 	// LegacyThinkTime selects the think-time rules of kernels before 5.12:
 	// every request insertion is a sample (not only those into an idle
 	// queue), and the threshold is SliceIdle rather than SliceIdle/2.
@@ -55,4 +62,22 @@ func (o Options) withDefaults() Options {
 		o.MaxMismatches = 20
 	}
 	return o
+}
+
+// ThinkOptions returns the think-time settings that a scheduler's sysfs
+// tunables imply (slice_idle in ms, or slice_idle_us): SliceIdle, 0 when
+// neither is set (Compare's default applies), and IdleOff when idling is
+// off. Values that do not parse are ignored.
+func ThinkOptions(tunables map[string]string) (sliceIdle time.Duration, idleOff bool) {
+	if v, ok := tunables["slice_idle_us"]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return time.Duration(n) * time.Microsecond, n == 0
+		}
+	}
+	if v, ok := tunables["slice_idle"]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return time.Duration(n) * time.Millisecond, n == 0
+		}
+	}
+	return 0, false
 }

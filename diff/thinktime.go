@@ -163,7 +163,7 @@ func computeThink(s *Side, opts Options) thinkSide {
 					total = (7*total + 256*el) / 8
 					mean = (total + 128) / samples
 				}
-				short = !(samples > 80 && mean > thr)
+				short = opts.IdleOff || !(samples > 80 && mean > thr)
 				all = append(all, ThinkPoint{Time: t, Mean: time.Duration(mean), Samples: uint32(samples), Short: short})
 				if short {
 					ts.class[ri] = 0

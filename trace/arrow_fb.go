@@ -180,3 +180,55 @@ func arrowFBSchemaMeta(b []byte, sch int) (arrow.Metadata, error) {
 	}
 	return arrow.NewMetadata(keys, vals), nil
 }
+
+// arrowFBLayout returns the field nodes and buffers a record batch of the
+// schema at sch needs, and the buffers of the dictionary batch of each
+// dictionary id. arrow-go v15's decoder reads node and buffer entries by
+// index without checking the vectors' lengths, so the reader checks them
+// against these counts. Only flat schemas of primitive, boolean and
+// string or binary columns (dictionary-encoded or not) are supported.
+func arrowFBLayout(b []byte, sch int) (nodes, bufs int, dicts map[int64]int, err error) {
+	dicts = make(map[int64]int)
+	err = arrowFBTables(b, sch, 1, func(f int) error {
+		if _, n, ok, err := arrowFBVector(b, f, 5, 4); err != nil {
+			return err
+		} else if ok && n > 0 {
+			return errors.New("nested columns are not supported")
+		}
+		var typ byte
+		if off, _ := arrowFBField(b, f, 2); off != 0 {
+			typ = b[f+off]
+		}
+		k, err := arrowTypeBuffers(typ)
+		if err != nil {
+			return err
+		}
+		nodes++
+		if d, ok, err := arrowFBRef(b, f, 4); err != nil {
+			return err
+		} else if ok {
+			// table DictionaryEncoding { id: long; indexType: Int; isOrdered: bool; ... }
+			var id int64
+			if off, _ := arrowFBField(b, d, 0); off != 0 && d+off+8 <= len(b) {
+				id = int64(binary.LittleEndian.Uint64(b[d+off:]))
+			}
+			dicts[id] = k
+			k = 2 // validity and indices
+		}
+		bufs += k
+		return nil
+	})
+	return nodes, bufs, dicts, err
+}
+
+// arrowTypeBuffers returns the number of buffers of a column of a Type
+// union type (format/Schema.fbs) without children.
+func arrowTypeBuffers(typ byte) (int, error) {
+	switch typ {
+	case 2, 3, 6, 7, 8, 9, 10, 11, 15, 18: // Int FloatingPoint Bool Decimal Date Time Timestamp Interval FixedSizeBinary Duration
+		return 2, nil
+	case 4, 5, 19, 20: // Binary Utf8 LargeBinary LargeUtf8
+		return 3, nil
+	}
+	return 0, fmt.Errorf("unsupported column type %d", typ)
+}

@@ -60,6 +60,11 @@ type arrowReader struct {
 	rec    arrow.Record
 	row    int // next row of rec
 	err    error
+	// What each batch must hold, from the stream's schema (arrowFBLayout).
+	layout   bool
+	nodes    int
+	bufs     int
+	dictBufs map[int64]int
 }
 
 // recoverInto turns a panic into *err, marking the reader failed.
@@ -372,6 +377,7 @@ func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (int64, int, erro
 }
 
 func (r *arrowReader) checkMessageInner(b []byte, blk arrowBlock) (body int64, crb int, err error) {
+	var needNodes, needBufs int
 	msg, ok := arrowFBRoot(b)
 	if !ok || arrowFBCheckTable(b, msg) != nil {
 		return 0, 0, errors.New("malformed message")
@@ -396,17 +402,37 @@ func (r *arrowReader) checkMessageInner(b []byte, blk arrowBlock) (body int64, c
 		if blk.body != 0 && blk.offset == 8 {
 			return 0, 0, errors.New("schema message with a body")
 		}
-		_, err := arrowFBSchemaMeta(b, rb)
+		if _, err := arrowFBSchemaMeta(b, rb); err != nil {
+			return 0, 0, err
+		}
+		if blk.offset == 8 {
+			r.nodes, r.bufs, r.dictBufs, err = arrowFBLayout(b, rb)
+			r.layout = err == nil
+		}
 		return 0, 0, err
 	case ipc.MessageRecordBatch:
+		needNodes, needBufs = r.nodes, r.bufs
 	case ipc.MessageDictionaryBatch:
+		// table DictionaryBatch { id: long; data: RecordBatch; isDelta: bool; }
+		if err := arrowFBCheckTable(b, rb); err != nil {
+			return 0, 0, err
+		}
+		var id int64
+		if off, _ := arrowFBField(b, rb, 0); off != 0 && rb+off+8 <= len(b) {
+			id = int64(binary.LittleEndian.Uint64(b[rb+off:]))
+		}
+		k, ok := r.dictBufs[id]
+		if !ok {
+			return 0, 0, fmt.Errorf("dictionary batch of unknown dictionary %d", id)
+		}
+		needNodes, needBufs = 1, k
 		if rb, ok, err = arrowFBRef(b, rb, 1); err != nil || !ok {
 			return 0, 0, errors.New("dictionary batch without data")
 		}
 	default:
 		return 0, 0, fmt.Errorf("unexpected message type %d", typ)
 	}
-	if blk.offset == 8 {
+	if blk.offset == 8 || !r.layout {
 		return 0, 0, errors.New("file does not start with a schema")
 	}
 	if body > blk.body {
@@ -424,7 +450,8 @@ func (r *arrowReader) checkMessageInner(b []byte, blk arrowBlock) (body int64, c
 	if rows < 0 || rows > maxArrowBatchRows {
 		return 0, 0, fmt.Errorf("batch of %d rows (at most %d)", rows, maxArrowBatchRows)
 	}
-	if _, _, _, err := arrowFBVector(b, rb, 1, 16); err != nil {
+	_, nn, _, err := arrowFBVector(b, rb, 1, 16)
+	if err != nil {
 		return 0, 0, err
 	}
 	if _, _, _, err := arrowFBVector(b, rb, 4, 8); err != nil {
@@ -433,6 +460,9 @@ func (r *arrowReader) checkMessageInner(b []byte, blk arrowBlock) (body int64, c
 	bufs, n, _, err := arrowFBVector(b, rb, 2, 16)
 	if err != nil {
 		return 0, 0, err
+	}
+	if nn < needNodes || n < needBufs {
+		return 0, 0, fmt.Errorf("batch of %d columns and %d buffers, want %d and %d", nn, n, needNodes, needBufs)
 	}
 	off, _ := arrowFBField(b, rb, 3)
 	compressed := off != 0

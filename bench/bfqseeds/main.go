@@ -1,15 +1,18 @@
 // Command bfqseeds measures the BFQ model's fidelity on the recorded
 // captures and the seed scenarios (docs/bfq-fidelity.md):
 //
-//	go run ./bench/bfqseeds [-captures DIR] [-only NAME,...] [-json]
+//	go run ./bench/bfqseeds [-captures DIR] [-only NAME,...] [-json] [-msgs TEXT [-msgs-limit N]]
 //
 // For each run it replays a capture closed-loop through the BFQ model (its
 // own weights and tunables from manifest.json unless the run overrides
 // them), diffs the prediction against the capture and prints: per-cgroup
-// (or per-process) shares of the bytes completed in the window where every
-// cgroup (process) is active, total throughput, think-time agreement,
-// queue merges, the first stable merge and the Kendall tau of the dispatch
-// order.
+// (or per-process) shares of the bytes issued while every cgroup still has
+// requests and of the bytes completed in backlogged windows, throughput,
+// think-time agreement, queue merges and the first scheduled merge, and
+// the Kendall tau of the dispatch order; then a summary against the
+// targets. Debugging aids: -msgs prints matching scheduler messages of both
+// sides; BFQSEEDS_INJECT=1 prints the bytes each cgroup issued while which
+// cgroup's queue was in service; BFQSEEDS_DEBUG=1 prints window coverage.
 package main
 
 import (
@@ -95,7 +98,6 @@ type Row struct {
 	Tau                float64
 	MeanDisp           float64
 	ThinkAgree         float64
-	ThinkAgreeDiff     float64   // the diff's own agreement where the bench corrected it (slice_idle=0), else -1
 	RealWinRatio       []float64 // last/first key bytes per 100 ms window while both are active
 	PredWinRatio       []float64
 	ThinkCompared      int
@@ -139,6 +141,9 @@ func main() {
 		if !*asJSON {
 			printRow(os.Stdout, row)
 		}
+	}
+	if !*asJSON {
+		summary(os.Stdout, rows)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -218,23 +223,12 @@ func measure(dir string, r run) (Row, error) {
 			fmt.Printf("-- %d messages\n", tot)
 		}
 	}
-	var rawTT *diff.ThinkTime
-	si := sliceIdle(set)
-	if si == time.Nanosecond {
-		// slice_idle=0: bfq_update_has_short_ttime returns early, so every
-		// sync queue keeps the short class it was created with. The diff
-		// (as of this writing) classifies with a 0.5 ns threshold instead;
-		// an unreachable threshold reproduces the kernel. Row.ThinkAgreeDiff
-		// keeps what the diff reports with slice_idle=0 as given.
-		raw := diff.Compare(real, pred, diff.Options{Weights: weights, SliceIdle: si})
-		rawTT = &raw.ThinkTime
-		si = 1000 * time.Hour
-	}
+	si, idleOff := diff.ThinkOptions(set)
 	if os.Getenv("BFQSEEDS_INJECT") != "" {
 		injectReport(pred)
 	}
-	res := diff.Compare(real, pred, diff.Options{Weights: weights, SliceIdle: si})
-	row := Row{ThinkAgreeDiff: -1, Name: r.Name, Kernel: kernel, Weights: weights, Set: set, RealReqs: len(real.Requests), PredReqs: len(pred.Requests)}
+	res := diff.Compare(real, pred, diff.Options{Weights: weights, SliceIdle: si, IdleOff: idleOff})
+	row := Row{Name: r.Name, Kernel: kernel, Weights: weights, Set: set, RealReqs: len(real.Requests), PredReqs: len(pred.Requests)}
 	keyOf := func(q *trace.Request) uint64 { return q.Cgroup }
 	if r.ByPID {
 		keyOf = func(q *trace.Request) uint64 { return uint64(q.PID) }
@@ -270,9 +264,6 @@ func measure(dir string, r run) (Row, error) {
 	tt := res.ThinkTime
 	row.ThinkAgree, row.ThinkCompared = tt.Agreement, tt.Compared
 	row.RealLogged, row.PredLogged = tt.RealLogged, tt.PredLogged
-	if rawTT != nil {
-		row.ThinkAgreeDiff = rawTT.Agreement
-	}
 	row.RealWinRatio = windowRatios(real.Requests, keys, keyOf)
 	row.PredWinRatio = windowRatios(pred.Requests, keys, keyOf)
 	var n int
@@ -560,24 +551,6 @@ func pidsIn(text string) []uint32 {
 	return out
 }
 
-func sliceIdle(set map[string]string) time.Duration {
-	var n int
-	if v, ok := set["slice_idle_us"]; ok {
-		if _, err := fmt.Sscan(v, &n); err == nil {
-			return time.Duration(n) * time.Microsecond
-		}
-	}
-	if v, ok := set["slice_idle"]; ok {
-		if _, err := fmt.Sscan(v, &n); err == nil {
-			if n == 0 {
-				return time.Nanosecond
-			}
-			return time.Duration(n) * time.Millisecond
-		}
-	}
-	return 0
-}
-
 func abs(x float64) float64 {
 	if x < 0 {
 		return -x
@@ -597,9 +570,6 @@ func printRow(w io.Writer, r Row) {
 	fmt.Fprintf(w, "  max completion-window share error %.2f pp; ratio last/first real %.2f pred %.2f\n", r.MaxShareErrPP, r.RealRatio, r.PredRatio)
 	fmt.Fprintf(w, "  think agreement %.1f%% of %d; logged: real %.1f%% of %d, pred %.1f%% of %d; logged flips real %d pred %d; recomputed pred flips %d; short frac real %.2f pred %.2f\n",
 		100*r.ThinkAgree, r.ThinkCompared, 100*r.RealLogged.Agreement, r.RealLogged.Points, 100*r.PredLogged.Agreement, r.PredLogged.Points, r.RealLoggedFlips, r.PredLoggedFlips, r.PredFlips, r.RealShortFrac, r.PredShortFrac)
-	if r.ThinkAgreeDiff >= 0 {
-		fmt.Fprintf(w, "  (slice_idle=0: the diff's own recomputation says %.1f%%)\n", 100*r.ThinkAgreeDiff)
-	}
 	if len(r.Keys) == 2 {
 		fmt.Fprintf(w, "  issue ratio (bytes dispatched until one key has issued 98%%) real %.2f pred %.2f\n", r.RealIssueRatio, r.PredIssueRatio)
 		fmt.Fprintf(w, "  steady issue ratio (until one key has issued 50%%) real %.2f pred %.2f\n", r.RealHalfRatio, r.PredHalfRatio)
@@ -797,5 +767,58 @@ func injectReport(s *diff.Side) {
 	}
 	for kk, v := range bytes {
 		fmt.Printf("  issued by cg %d while cg %d in service: %.1f MiB\n", kk.cg, kk.in, v/(1<<20))
+	}
+}
+
+// summary checks the rows against docs/bfq-fidelity.md's targets.
+func summary(w io.Writer, rows []Row) {
+	by := map[string]Row{}
+	for _, r := range rows {
+		by[r.Name] = r
+	}
+	ok := func(b bool) string {
+		if b {
+			return "ok  "
+		}
+		return "MISS"
+	}
+	fmt.Fprintln(w, "\n== summary")
+	for _, r := range rows {
+		if strings.HasPrefix(r.Name, "seed-") {
+			continue
+		}
+		mergeOK := (r.RealQMerges > 0) == (r.PredQMerges > 0)
+		fmt.Fprintf(w, "%s %-26s issue-share err %.2f pp (<= 3); think %.1f%% (>= 90); queue merges real %d pred %d; tau %.3f (> 0.8)\n",
+			ok(r.MaxIssueShareErrPP <= 3 && r.ThinkAgree >= 0.9 && mergeOK && r.Tau > 0.8), r.Name, r.MaxIssueShareErrPP, 100*r.ThinkAgree, r.RealQMerges, r.PredQMerges, r.Tau)
+	}
+	for _, c := range []struct {
+		name string
+		want float64
+	}{{"seed-a-10:90", 9.2}, {"seed-a-20:80", 4.3}, {"seed-a-30:70", 2.7}, {"seed-a-40:60", 1.7}, {"seed-a-50:50", 1.0}} {
+		if r, found := by[c.name]; found {
+			e := r.PredHalfRatio/c.want - 1
+			fmt.Fprintf(w, "%s %-26s steady ratio %.2f vs %.1f (%+.1f%%, within 15%%); to 98%%: %.2f (%+.1f%%)\n",
+				ok(abs(e) <= 0.15), c.name, r.PredHalfRatio, c.want, 100*e, r.PredIssueRatio, 100*(r.PredIssueRatio/c.want-1))
+		}
+	}
+	for _, n := range []string{"c-bfq-8randwrite-root", "c-bfq-8randwrite-cgroup"} {
+		if r, found := by[n]; found {
+			e := r.PredMiBs/r.RealMiBs - 1
+			fmt.Fprintf(w, "%s %-26s 6.18 throughput %.1f vs real %.1f MiB/s (%+.1f%%, within 10%%)\n", ok(abs(e) <= 0.1), n, r.PredMiBs, r.RealMiBs, 100*e)
+		}
+	}
+	if a, found := by["seed-b-root-6.1"]; found {
+		if b, found := by["seed-b-cgroup-6.1"]; found {
+			fmt.Fprintf(w, "%s %-26s 6.1 non-root %.1f vs root %.1f MiB/s (%.2fx; published 51 vs 112, 0.46x)\n",
+				ok(b.PredMiBs < 0.8*a.PredMiBs), "seed-b-6.1", b.PredMiBs, a.PredMiBs, b.PredMiBs/a.PredMiBs)
+		}
+	}
+	if r, found := by["d-bfq-4seqread-idle2000"]; found {
+		fmt.Fprintf(w, "%s %-26s 6.18 merges %d (real %d), first merge %.3f s after creation (real %.3f), short think time %.0f%% of requests\n",
+			ok(r.PredQMerges == r.RealQMerges && abs(r.PredMergeAfter-r.RealMergeAfter) < 0.02 && r.PredShortFrac > 0.9), "seed-c-6.18", r.PredQMerges, r.RealQMerges, r.PredMergeAfter, r.RealMergeAfter, 100*r.PredShortFrac)
+	}
+	if r, found := by["seed-c-d-5.11"]; found {
+		fmt.Fprintf(w, "%s %-26s 5.11 queue merges %d, think-time flips logged %d recomputed %d (the seed expects false merges and flips)\n",
+			ok(r.PredQMerges > 0 && r.PredLoggedFlips+r.PredFlips > 0), "seed-c-5.11", r.PredQMerges, r.PredLoggedFlips, r.PredFlips)
 	}
 }

@@ -181,24 +181,6 @@ type figures struct {
 }
 
 // sliceIdle reads slice_idle(_us) as `tracesched replay` does, for the
-// diff's think-time classifier.
-func sliceIdle(sets map[string]string) time.Duration {
-	if v, ok := sets["slice_idle_us"]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return time.Duration(n) * time.Microsecond
-		}
-	}
-	if v, ok := sets["slice_idle"]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			if n == 0 {
-				return time.Nanosecond
-			}
-			return time.Duration(n) * time.Millisecond
-		}
-	}
-	return 0
-}
-
 // run replays a loaded capture through s and diffs the prediction.
 func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	so := replay.Options{Set: s.Set, Weights: s.Weights, CgroupPaths: l.paths, Kernel: s.Kernel, HZ: 250}
@@ -241,7 +223,8 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	pred.Finish()
 	wall := time.Since(start)
 
-	d := diff.Compare(l.real, pred, diff.Options{Weights: s.Labels, SliceIdle: sliceIdle(s.Set)})
+	idle, idleOff := diff.ThinkOptions(s.Set)
+	d := diff.Compare(l.real, pred, diff.Options{Weights: s.Labels, SliceIdle: idle, IdleOff: idleOff})
 	f := &figures{
 		Spec: s, Requests: d.Requests, PredRequests: d.PredictedRequests,
 		RealSpan: d.WallSeconds, PredSpan: d.SimulatedSeconds,

@@ -326,7 +326,8 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	}
 
 	// 6. The diff.
-	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights, SliceIdle: sliceIdle(sets)})
+	idle, idleOff := diff.ThinkOptions(sets)
+	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff})
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
@@ -376,28 +377,6 @@ func deviceModel(opts *replayOptions, reqs []trace.Request, dev trace.Dev) (*dev
 		return nil, "", fmt.Errorf("calibrating a device model from %s (device %s): %w; give one with --device", opts.input, dev, err)
 	}
 	return m, fmt.Sprintf("%s calibrated (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
-}
-
-// sliceIdle reads slice_idle(_us) from --set for the think-time classifier:
-// 0 when unset (the classifier's default), a nanosecond for no idling.
-func sliceIdle(sets map[string]string) time.Duration {
-	if v, ok := sets["slice_idle_us"]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			if n == 0 {
-				return time.Nanosecond
-			}
-			return time.Duration(n) * time.Microsecond
-		}
-	}
-	if v, ok := sets["slice_idle"]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			if n == 0 {
-				return time.Nanosecond
-			}
-			return time.Duration(n) * time.Millisecond
-		}
-	}
-	return 0
 }
 
 func queueText(q replay.Queue) string {
