@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -228,5 +229,28 @@ func TestReplayQueueAttributesReachEveryModel(t *testing.T) {
 	}
 	if _, errOut, code := run(t, "replay", "--sched", "mq-deadline", "--set", "no_such_tunable=1", in); code != exitUsage {
 		t.Errorf("an unknown tunable was accepted (stderr %q)", errOut)
+	}
+}
+
+// The same on a recorded capture (1.5 s, 54k requests): BFQ with the
+// capture's weights 100:900 predicts the skewed shares the kernel gave,
+// mq-deadline shares near one half.
+func TestReplayTellsSchedulersApartRecorded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a recorded capture twice")
+	}
+	dir := shared.Path(t, "captures", "recorded", "a-bfq-w100-900")
+	in := filepath.Join(dir, "a-bfq-w100-900")
+	bfqRes := replayJSON(t, "--sched", "bfq", "--weight", "301=100", "--weight", "321=900", in)
+	mqRes := replayJSON(t, "--sched", "mq-deadline", in)
+	real := cgroupShares(t, bfqRes, "real_share")
+	bfq := cgroupShares(t, bfqRes, "predicted_share")
+	mq := cgroupShares(t, mqRes, "predicted_share")
+	t.Logf("weight-900 cgroup share: real %.3f, bfq %.3f, mq-deadline %.3f", real[321], bfq[321], mq[321])
+	if d := bfq[321] - real[321]; d > 0.03 || d < -0.03 {
+		t.Errorf("bfq predicts share %.3f for the weight-900 cgroup, real %.3f", bfq[321], real[321])
+	}
+	if mq[321] > 0.6 || mq[321] < 0.4 {
+		t.Errorf("mq-deadline predicts share %.3f for the weight-900 cgroup; it ignores weights", mq[321])
 	}
 }

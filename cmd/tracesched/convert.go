@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -49,6 +51,11 @@ left behind on failure.`,
 }
 
 func convertRun(ios *IOStreams, opts *convertOptions) (err error) {
+	if p := os.Getenv("TS_CPUPROFILE"); p != "" { // TEMPPROF
+		f, _ := os.Create(p)                      // TEMPPROF
+		pprof.StartCPUProfile(f)                  // TEMPPROF
+		defer pprof.StopCPUProfile()              // TEMPPROF
+	} // TEMPPROF
 	src, err := openInputs(opts.inputs)
 	if err != nil {
 		return err
