@@ -3,15 +3,13 @@ package diff_test
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"io"
-	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/fixture"
+
 	"github.com/tracesched/tracesched/diff"
-	"github.com/tracesched/tracesched/internal/shared"
-	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -20,24 +18,7 @@ var fixtures = []string{"fx-bfq-2cg-w100-900", "fx-mqdl-rw-nocg", "fx-bfq-4seqre
 // readFixture returns every event of a fixture and its metadata.
 func readFixture(t *testing.T, name string) ([]trace.Event, trace.Meta) {
 	t.Helper()
-	dir := shared.Fixture(t, name)
-	in, err := blktrace.Open(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	var evs []trace.Event
-	for {
-		e, err := in.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, e)
-	}
-	return evs, in.Meta()
+	return fixture.Events(t, fixture.Path(t, name))
 }
 
 type sliceReader struct {

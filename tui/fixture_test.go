@@ -1,18 +1,16 @@
 package tui_test
 
 import (
-	"errors"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	testfixture "github.com/tracesched/tracesched/internal/fixture"
+
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/tracesched/tracesched/diff"
-	"github.com/tracesched/tracesched/internal/shared"
-	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
 	"github.com/tracesched/tracesched/tui"
 )
@@ -34,24 +32,7 @@ func asciiRenderer() *lipgloss.Renderer {
 // flipped, so the Result has divergences and decision mismatches.
 func fixtureResult(t testing.TB) (*diff.Result, tui.RunInfo) {
 	t.Helper()
-	dir := shared.Fixture(t, fixture)
-	in, err := blktrace.Open(filepath.Join(dir, fixture))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	var evs []trace.Event
-	for {
-		e, err := in.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, e)
-	}
-	meta := in.Meta()
+	evs, meta := testfixture.Events(t, testfixture.Path(t, fixture))
 	meta.Cgroups = map[uint64]string{1181: "/tsched-cg1", 1201: "/tsched-cg2"}
 
 	// The pid a D or C carries is whoever was running: find the request's
