@@ -427,8 +427,10 @@ func (e *Engine) tryRelease(p *proc) {
 			at = p.lastDone + r.Think
 		default:
 			at = p.lastSubmit + r.Think
-			if dep.Valid() && dep > at {
-				at = dep
+			// A process that waited at its full depth wakes up some time
+			// after the completion that freed it (step 4).
+			if dep.Valid() && dep+r.wake > at {
+				at = dep + r.wake
 			}
 		}
 	}

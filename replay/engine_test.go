@@ -198,3 +198,54 @@ func TestNrRequestsLimit(t *testing.T) {
 		t.Errorf("%d requests, %d sleeps, max waiting %d", res.Requests, res.Sleeps, res.MaxWaiting)
 	}
 }
+
+// latDevice serves each bio in its own latency, by sector.
+type latDevice struct{ lat map[uint64]trace.Time }
+
+func (d *latDevice) Issue(now trace.Time, rq *replay.Request) trace.Time {
+	return now + d.lat[rq.Records()[0].Sector]
+}
+func (d *latDevice) Done(now trace.Time, rq *replay.Request) {}
+
+// TestWokenGapBioWaits: a qd2 process submits a dependent bio 9 us after
+// the latest completion it saw, then a back-to-back one 5 us later. When
+// the replay's completion that frees the second one comes after that gap,
+// the process slept at its full depth: the bio arrives the process's wake-up
+// delay (9 us) after that completion, not at it.
+func TestWokenGapBioWaits(t *testing.T) {
+	const us = 1000
+	rec := func(i int, q, done trace.Time) replay.Record {
+		return replay.Record{PID: 1, Comm: "qd2", Sector: uint64(i) * 8, Bytes: 4096,
+			Cat: trace.CatRead | trace.CatSync, Queue: q, Issue: q, Done: done}
+	}
+	recs := []replay.Record{
+		rec(0, 0, 100*us),
+		rec(1, 10*us, 101*us),
+		rec(2, 110*us, 200*us), // dependent: 9 us after C1, 10 us after C0 (its DepCount-th)
+		rec(3, 115*us, 201*us), // back-to-back: needs 2 completions
+	}
+	w, err := replay.NewWorkloadFromRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := &latDevice{lat: map[uint64]trace.Time{0: 100 * us, 8: 200 * us, 16: 150 * us, 24: 86 * us}}
+	queued := map[uint64]trace.Time{}
+	_, err = replay.Run(w, replay.Config{NewScheduler: newNone, Device: dev}, func(e *trace.Event) error {
+		if e.Action == trace.ActionQueue {
+			queued[e.Sector] = e.Time
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bio 1 completes at 210 us, bio 2 at 260; bio 2 arrives 10 us after the first
+	// completion (100 us); bio 3's gap would allow 115 us, but it needs bio
+	// 1's completion and then the process's 9 us wake-up.
+	if got, want := queued[16], trace.Time(110*us); got != want {
+		t.Errorf("bio 2 queued at %v, want %v", got, want)
+	}
+	if got, want := queued[24], trace.Time(219*us); got != want {
+		t.Errorf("bio 3 queued at %v, want %v", got, want)
+	}
+}

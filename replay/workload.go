@@ -45,6 +45,11 @@ type Record struct {
 	Dep      int64
 	DepCount int64
 	Think    trace.Time
+	// wake: the process's wake-up delay in the capture at its latest
+	// dependent bio up to this one: the time from the latest completion
+	// it had seen to its submission (Q_k - C_j), how long it took to
+	// submit again once a completion woke it (step 4).
+	wake trace.Time
 	// Predicted times, set by the engine during a run.
 	predQueue trace.Time
 	predDone  trace.Time
@@ -127,7 +132,13 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //  4. Otherwise p submitted bio k right after bio k-1 (within a batch, or
 //     before anything completed): Dep = -1, Think = Q_k - Q_{k-1}; in the
 //     replay it arrives Think after bio k-1's replayed arrival, and not
-//     before its DepCount-th predicted completion.
+//     before its DepCount-th predicted completion plus p's wake-up delay:
+//     Q - C_j of p's latest dependent bio in the capture (up to bio k).
+//     In the capture the depth bio k needed was free when p submitted it;
+//     when the replay's completions come later than that (a device that
+//     completes in other bunches shifts which completion frees which bio),
+//     p sleeps at its full depth and is woken by the completion, which
+//     takes it as long as it did in the capture, not no time at all.
 //  5. Bios arrive in their process's order: never before the previous one
 //     has been submitted (and got a request).
 //
@@ -281,6 +292,7 @@ type inferProc struct {
 	passedBase int64
 	latestC    trace.Time
 	latestR    *Record
+	wake       trace.Time // Q_k - C_j of its latest dependent bio
 }
 
 func newInferrer() *inferrer { return &inferrer{procs: map[uint32]*inferProc{}} }
@@ -304,7 +316,7 @@ func (f *inferrer) infer(r *Record) {
 			p.latestC, p.latestR = d.t, d.r
 		}
 	}
-	r.Dep, r.DepCount, r.Think, r.Open = -1, 0, 0, false
+	r.Dep, r.DepCount, r.Think, r.Open, r.wake = -1, 0, 0, false, 0
 	// Step 2: the depth, counting bio k itself.
 	if inflight := int64(p.n) - p.passed + 1; inflight > p.depth {
 		p.depth = inflight
@@ -318,6 +330,7 @@ func (f *inferrer) infer(r *Record) {
 		r.Open, r.DepCount = true, 0
 	case p.latestR != nil && p.latestC >= p.lastQ:
 		r.Dep, r.Think = int64(p.latestR.Index), r.Queue-p.latestC
+		p.wake = r.Think
 		if i := r.DepCount - p.passedBase; r.DepCount > 0 && i >= 0 && i < int64(len(p.passedAt)) {
 			r.Think = r.Queue - p.passedAt[i]
 		} else if r.DepCount > p.passed {
@@ -327,6 +340,7 @@ func (f *inferrer) infer(r *Record) {
 	default:
 		r.Think = r.Queue - p.lastQ
 	}
+	r.wake = p.wake
 	p.lastQ = r.Queue
 	p.n++
 	if drop := r.DepCount - p.passedBase - maxDepthGrowth; drop > 64 && drop*2 >= int64(len(p.passedAt)) {
