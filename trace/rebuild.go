@@ -62,11 +62,14 @@ import (
 //
 // Memory: the Rebuilder keeps the requests and bios in flight and a little
 // bookkeeping (per-process counters and names, whose number is bounded by
-// the processes seen, not by the events); everything else is freed once
-// emitted.
+// the processes seen, not by the events); everything else is released once
+// emitted. Emitted requests, and emitted bios nothing refers to any more,
+// are recycled for later ones, and the per-device sector indexes reuse
+// their lists, so that the steady state allocates almost nothing.
 //
 // A Rebuilder is not safe for concurrent use. The *Request and *Bio passed
-// to the callbacks are valid only during the call; copy them to keep them.
+// to the callbacks are valid only during the call (their memory is reused
+// for later requests and bios); copy them to keep them.
 type Rebuilder struct {
 	onRequest func(*Request)
 	onBio     func(*Bio)
@@ -75,19 +78,23 @@ type Rebuilder struct {
 	lastID uint64
 	open   int // requests created and not yet emitted
 
-	pending  map[rbKey][]*rbFrag // fragments waiting for a request, by (dev, start)
-	remapped map[rbKey][]*rbFrag // fragments remapped to a lower device, by (dev, start)
-	qStart   map[rbKey][]*rbReq  // queued requests by (dev, start), oldest first
-	qEnd     map[rbKey][]*rbReq  // queued requests by (dev, end), oldest first
-	issued   map[rbKey][]*rbReq  // issued requests by (dev, current start), oldest first
-	inflight map[Dev][]*rbReq    // issued requests per device, in issue order
-	remaps   map[rbKey][]*rbRemap
+	// The indexes of each device (see rbDev), with a one-entry cache: most
+	// captures have one device.
+	devs    map[Dev]*rbDev
+	lastDev Dev
+	last    *rbDev
 
 	fragQ  rbQueue[*rbFrag]  // eviction queue of fragments waiting for a request
 	remapQ rbQueue[*rbRemap] // eviction queue of remap links waiting for their Q
 
-	nextIndex map[uint32]uint32 // next bio index by PID
-	comm      map[uint32]string // process names by PID
+	// Per-process bookkeeping (next bio index, name), with a one-entry cache.
+	procs    map[uint32]*rbProc
+	lastPID  uint32
+	lastProc *rbProc
+
+	freeReqs []*rbReq // emitted requests, recycled by newReq
+	bioSlab  []rbBio  // bios allocated in blocks (see newBio)
+	freeBios []*rbBio // emitted bios nothing refers to, recycled by newBio
 
 	stats RebuildStats
 }
@@ -138,6 +145,24 @@ type rbKey struct {
 	sec uint64
 }
 
+// rbDev holds one device's indexes. Each maps a sector to the entries at
+// it, oldest first.
+type rbDev struct {
+	pending  rbIndex[*rbFrag] // fragments waiting for a request, by start
+	remapped rbIndex[*rbFrag] // fragments remapped to a lower device, by start
+	qStart   rbIndex[*rbReq]  // queued requests by start
+	qEnd     rbIndex[*rbReq]  // queued requests by end
+	issued   rbIndex[*rbReq]  // issued requests by current start
+	remaps   rbIndex[*rbRemap]
+	inflight []*rbReq // issued requests, in issue order
+}
+
+// rbProc is what the Rebuilder keeps of a process.
+type rbProc struct {
+	next uint32 // index of its next bio
+	comm string // its name, "" while unknown
+}
+
 const (
 	rbPending  uint8 = iota // waiting for a request
 	rbInReq                 // part of a request
@@ -162,8 +187,13 @@ type rbFrag struct {
 
 type rbBio struct {
 	Bio
-	first      *rbFrag
-	open       int // fragments not yet finished
+	first rbFrag // the bio's first (or only) fragment
+	open  int    // fragments not yet finished; 0 once emitted
+	// refs counts the references that outlive the bio's emission: entries
+	// of its fragments in fragQ, remap links whose parent is one of its
+	// fragments, and lower bios whose parent is. An emitted bio with no
+	// reference left is recycled (see unref).
+	refs       int32
 	incomplete bool
 	remapped   bool
 	fromDev    Dev
@@ -196,16 +226,48 @@ func NewRebuilder(onRequest func(*Request), onBio func(*Bio)) *Rebuilder {
 	return &Rebuilder{
 		onRequest: onRequest,
 		onBio:     onBio,
-		pending:   make(map[rbKey][]*rbFrag),
-		remapped:  make(map[rbKey][]*rbFrag),
-		qStart:    make(map[rbKey][]*rbReq),
-		qEnd:      make(map[rbKey][]*rbReq),
-		issued:    make(map[rbKey][]*rbReq),
-		inflight:  make(map[Dev][]*rbReq),
-		remaps:    make(map[rbKey][]*rbRemap),
-		nextIndex: make(map[uint32]uint32),
-		comm:      make(map[uint32]string),
+		devs:      make(map[Dev]*rbDev),
+		procs:     make(map[uint32]*rbProc),
 	}
+}
+
+// dev returns the indexes of device d, creating them on first use.
+func (b *Rebuilder) dev(d Dev) *rbDev {
+	if b.last != nil && b.lastDev == d {
+		return b.last
+	}
+	x := b.devs[d]
+	if x == nil {
+		x = &rbDev{}
+		b.devs[d] = x
+	}
+	b.lastDev, b.last = d, x
+	return x
+}
+
+// proc returns the bookkeeping of process pid, creating it on first use.
+func (b *Rebuilder) proc(pid uint32) *rbProc {
+	if b.lastProc != nil && b.lastPID == pid {
+		return b.lastProc
+	}
+	p := b.procs[pid]
+	if p == nil {
+		p = &rbProc{}
+		b.procs[pid] = p
+	}
+	b.lastPID, b.lastProc = pid, p
+	return p
+}
+
+// comm returns the name of process pid, "" when unknown.
+func (b *Rebuilder) comm(pid uint32) string {
+	if b.lastProc != nil && b.lastPID == pid {
+		return b.lastProc.comm
+	}
+	if p := b.procs[pid]; p != nil {
+		return p.comm
+	}
+	return ""
 }
 
 // Stats returns the counters so far.
@@ -216,12 +278,14 @@ func (b *Rebuilder) Stats() RebuildStats { return b.stats }
 func (b *Rebuilder) Add(e *Event) {
 	if e.Action.IsNotify() {
 		if e.Action == ActionProcess && e.Text != "" {
-			b.comm[e.PID] = e.Text
+			b.proc(e.PID).comm = e.Text
 		}
 		return
 	}
-	if e.Comm != "" && b.comm[e.PID] != e.Comm {
-		b.comm[e.PID] = e.Comm
+	if e.Comm != "" {
+		if p := b.proc(e.PID); p.comm != e.Comm {
+			p.comm = e.Comm
+		}
 	}
 	b.stats.Events++
 	if e.Time > b.now {
@@ -262,11 +326,10 @@ func (b *Rebuilder) Add(e *Event) {
 func (b *Rebuilder) Close() {
 	// 1. Open requests, queued or issued, by ID.
 	var open []*rbReq
-	for _, l := range b.qStart {
-		open = append(open, l...)
-	}
-	for _, l := range b.issued {
-		open = append(open, l...)
+	for _, d := range b.devs {
+		add := func(l []*rbReq) { open = append(open, l...) }
+		d.qStart.all(add)
+		d.issued.all(add)
 	}
 	slices.SortFunc(open, func(x, y *rbReq) int { return rbCmpU64(x.ID, y.ID) })
 	for _, r := range open {
@@ -277,11 +340,10 @@ func (b *Rebuilder) Close() {
 	}
 	// 2. Bios still waiting for a request, and remapped-away bios.
 	var frags []*rbFrag
-	for _, l := range b.pending {
-		frags = append(frags, l...)
-	}
-	for _, l := range b.remapped {
-		frags = append(frags, l...)
+	for _, d := range b.devs {
+		add := func(l []*rbFrag) { frags = append(frags, l...) }
+		d.pending.all(add)
+		d.remapped.all(add)
 	}
 	slices.SortFunc(frags, func(x, y *rbFrag) int {
 		if c := rbCmpI64(int64(x.bio.Queue), int64(y.bio.Queue)); c != 0 {
@@ -300,9 +362,11 @@ func (b *Rebuilder) Close() {
 			b.finishFrag(f, nil)
 		}
 	}
-	clear(b.pending)
-	clear(b.remapped)
-	clear(b.remaps)
+	for _, d := range b.devs {
+		d.pending.reset()
+		d.remapped.reset()
+		d.remaps.reset()
+	}
 	b.fragQ = rbQueue[*rbFrag]{}
 	b.remapQ = rbQueue[*rbRemap]{}
 }
@@ -317,22 +381,25 @@ func (b *Rebuilder) expire() {
 		}
 		if f.state != rbPending && f.state != rbRemapped {
 			b.fragQ.pop()
+			b.unref(f.bio)
 			continue
 		}
 		if f.deadline == NoTime {
 			// A remapped fragment whose lower bio is in flight: it is queued
 			// again when that bio finishes.
 			b.fragQ.pop()
+			b.unref(f.bio) // not emitted: not recycled
 			continue
 		}
 		if f.deadline > b.now {
 			break
 		}
 		b.fragQ.pop()
-		if f.state == rbPending {
-			rbDrop(b.pending, rbKey{f.bio.Dev, f.start}, f)
+		b.unref(f.bio) // not emitted: not recycled
+		if d := b.dev(f.bio.Dev); f.state == rbPending {
+			d.pending.drop(f.start, f)
 		} else {
-			rbDrop(b.remapped, rbKey{f.bio.Dev, f.start}, f)
+			d.remapped.drop(f.start, f)
 		}
 		b.finishFrag(f, nil)
 	}
@@ -343,59 +410,115 @@ func (b *Rebuilder) expire() {
 		}
 		b.remapQ.pop()
 		if m.used {
+			if m.parent != nil {
+				b.unref(m.parent.bio)
+			}
 			continue
 		}
 		m.used = true
-		rbDrop(b.remaps, m.key, m)
-		if p := m.parent; p != nil && p.state == rbRemapped && p.deadline == NoTime {
-			p.deadline = b.now + rbRemapGrace
-			b.fragQ.push(p)
+		b.dev(m.key.dev).remaps.drop(m.key.sec, m)
+		if p := m.parent; p != nil {
+			if p.state == rbRemapped && p.deadline == NoTime {
+				p.deadline = b.now + rbRemapGrace
+				b.pushFrag(p)
+			}
+			b.unref(p.bio)
 		}
 	}
 }
 
 func (b *Rebuilder) queue(e *Event) {
-	idx := b.nextIndex[e.PID]
-	b.nextIndex[e.PID] = idx + 1
-	bio := &rbBio{
-		Bio: Bio{
-			PID: e.PID, Index: idx, Dev: e.Dev, Sector: e.Sector, Bytes: e.Bytes,
-			Cat: e.Cat.OpFlags(), Cgroup: e.Cgroup, Queue: e.Time, Issue: NoTime, Done: NoTime,
-		},
-		open: 1,
-		comm: b.comm[e.PID],
+	p := b.proc(e.PID)
+	idx := p.next
+	p.next++
+	// newBio's bio is zeroed: set the fields one by one (a composite
+	// literal would be built aside and copied with write barriers).
+	bio := b.newBio()
+	bio.Bio = Bio{
+		PID: e.PID, Index: idx, Dev: e.Dev, Sector: e.Sector, Bytes: e.Bytes,
+		Cat: e.Cat.OpFlags(), Cgroup: e.Cgroup, Queue: e.Time, Issue: NoTime, Done: NoTime,
 	}
-	key := rbKey{e.Dev, e.Sector}
-	if m := rbNewest(b.remaps[key]); m != nil {
+	bio.open = 1
+	bio.comm = p.comm
+	d := b.dev(e.Dev)
+	if m := d.remaps.popNewest(e.Sector); m != nil {
 		m.used = true
-		rbDrop(b.remaps, key, m)
 		bio.remapped, bio.fromDev, bio.fromSector, bio.parent = true, m.fromDev, m.fromSector, m.parent
+		if bio.parent != nil {
+			bio.parent.bio.refs++
+		}
 	}
-	f := &rbFrag{bio: bio, start: e.Sector, end: e.End(), state: rbPending, deadline: e.Time + rbStaleAfter}
-	bio.first = f
-	rbPush(b.pending, key, f)
+	f := &bio.first
+	f.bio, f.start, f.end, f.state, f.deadline = bio, e.Sector, e.End(), rbPending, e.Time+rbStaleAfter
+	d.pending.push(e.Sector, f)
+	b.pushFrag(f)
+}
+
+// pushFrag queues f for eviction; the entry holds a reference to its bio.
+func (b *Rebuilder) pushFrag(f *rbFrag) {
+	f.bio.refs++
 	b.fragQ.push(f)
+}
+
+// unref drops a reference to bio, recycling it when it was the last one
+// and the bio is emitted.
+func (b *Rebuilder) unref(bio *rbBio) {
+	bio.refs--
+	b.maybeFree(bio)
+}
+
+// maybeFree recycles an emitted bio nothing refers to any more.
+func (b *Rebuilder) maybeFree(bio *rbBio) {
+	if bio.open != 0 || bio.refs != 0 {
+		return
+	}
+	*bio = rbBio{}
+	if len(b.freeBios) < rbMaxFree {
+		b.freeBios = append(b.freeBios, bio)
+	}
+}
+
+// newBio returns a zeroed bio. Bios are allocated rbBioBlock at a time:
+// they die in about the order they were queued (a bio lives at least until
+// its first fragment leaves the FIFO eviction queue), so a block is freed
+// soon after its last bio is.
+func (b *Rebuilder) newBio() *rbBio {
+	if n := len(b.freeBios); n > 0 {
+		bio := b.freeBios[n-1]
+		b.freeBios[n-1] = nil
+		b.freeBios = b.freeBios[:n-1]
+		return bio
+	}
+	if len(b.bioSlab) == 0 {
+		b.bioSlab = make([]rbBio, rbBioBlock)
+	}
+	bio := &b.bioSlab[0]
+	b.bioSlab = b.bioSlab[1:]
+	return bio
 }
 
 // takePending removes and returns the newest fragment waiting at (dev, sec).
 func (b *Rebuilder) takePending(dev Dev, sec uint64) *rbFrag {
-	key := rbKey{dev, sec}
-	f := rbNewest(b.pending[key])
-	if f != nil {
-		rbDrop(b.pending, key, f)
-	}
-	return f
+	return b.dev(dev).pending.popNewest(sec)
 }
 
 // newReq makes a request from event e and, when known, its first fragment.
 func (b *Rebuilder) newReq(e *Event, f *rbFrag) *rbReq {
 	b.lastID++
-	r := &rbReq{
+	var r *rbReq
+	if n := len(b.freeReqs); n > 0 {
+		r = b.freeReqs[n-1]
+		b.freeReqs[n-1] = nil
+		b.freeReqs = b.freeReqs[:n-1]
+	} else {
+		r = new(rbReq)
+	}
+	*r = rbReq{
 		Request: Request{
 			ID: b.lastID, Dev: e.Dev, Sector: e.Sector, Bytes: e.Bytes, Cat: e.Cat.OpFlags(),
 			Queue: NoTime, Get: NoTime, Insert: NoTime, Issue: NoTime, Complete: NoTime,
 		},
-		start: e.Sector, end: e.End(), needInsert: true,
+		start: e.Sector, end: e.End(), needInsert: true, frags: r.frags[:0],
 	}
 	if f != nil {
 		bio := f.bio
@@ -430,27 +553,23 @@ func (b *Rebuilder) attach(f *rbFrag, r *rbReq, kind MergeKind) {
 
 // index puts a queued request in the queued indexes.
 func (b *Rebuilder) index(r *rbReq) {
-	rbPush(b.qStart, rbKey{r.Dev, r.start}, r)
-	rbPush(b.qEnd, rbKey{r.Dev, r.end}, r)
+	d := b.dev(r.Dev)
+	d.qStart.push(r.start, r)
+	d.qEnd.push(r.end, r)
 }
 
 // unindex removes a request from whichever indexes hold it.
 func (b *Rebuilder) unindex(r *rbReq) {
+	d := b.dev(r.Dev)
 	if r.issued {
-		rbDrop(b.issued, rbKey{r.Dev, r.start}, r)
-		l := b.inflight[r.Dev]
-		if i := slices.Index(l, r); i >= 0 {
-			l = slices.Delete(l, i, i+1)
-		}
-		if len(l) == 0 {
-			delete(b.inflight, r.Dev)
-		} else {
-			b.inflight[r.Dev] = l
+		d.issued.drop(r.start, r)
+		if i := slices.Index(d.inflight, r); i >= 0 {
+			d.inflight = slices.Delete(d.inflight, i, i+1)
 		}
 		return
 	}
-	rbDrop(b.qStart, rbKey{r.Dev, r.start}, r)
-	rbDrop(b.qEnd, rbKey{r.Dev, r.end}, r)
+	d.qStart.drop(r.start, r)
+	d.qEnd.drop(r.end, r)
 }
 
 // setRange moves a queued request to a new [start, end) range.
@@ -469,7 +588,7 @@ func (b *Rebuilder) get(e *Event) {
 	r := b.newReq(e, f)
 	r.Get = e.Time
 	if f == nil {
-		r.PID, r.Comm, r.Cgroup = e.PID, b.comm[e.PID], e.Cgroup
+		r.PID, r.Comm, r.Cgroup = e.PID, b.comm(e.PID), e.Cgroup
 	}
 	b.index(r)
 }
@@ -477,10 +596,10 @@ func (b *Rebuilder) get(e *Event) {
 func (b *Rebuilder) bioMerge(e *Event, kind MergeKind) {
 	f := b.takePending(e.Dev, e.Sector)
 	var r *rbReq
-	if kind == MergeBack {
-		r = rbNewest(b.qEnd[rbKey{e.Dev, e.Sector}])
+	if d := b.dev(e.Dev); kind == MergeBack {
+		r = rbNewest(d.qEnd.get(e.Sector))
 	} else {
-		r = rbNewest(b.qStart[rbKey{e.Dev, e.End()}])
+		r = rbNewest(d.qStart.get(e.End()))
 	}
 	if r == nil {
 		b.stats.UnmatchedMerges++
@@ -507,8 +626,9 @@ func (b *Rebuilder) bioMerge(e *Event, kind MergeKind) {
 // requestMerge handles block_rq_merge: the queued request at e's range is
 // absorbed by the queued request that ends where it starts.
 func (b *Rebuilder) requestMerge(e *Event) {
+	d := b.dev(e.Dev)
 	var next *rbReq
-	for _, r := range slices.Backward(b.qStart[rbKey{e.Dev, e.Sector}]) {
+	for _, r := range slices.Backward(d.qStart.get(e.Sector)) {
 		if r.end == e.End() || next == nil {
 			next = r
 		}
@@ -521,7 +641,7 @@ func (b *Rebuilder) requestMerge(e *Event) {
 		return
 	}
 	var abs *rbReq
-	for _, r := range slices.Backward(b.qEnd[rbKey{e.Dev, next.start}]) {
+	for _, r := range slices.Backward(d.qEnd.get(next.start)) {
 		if r != next {
 			abs = r
 			break
@@ -545,16 +665,16 @@ func (b *Rebuilder) requestMerge(e *Event) {
 }
 
 func (b *Rebuilder) insert(e *Event) {
-	key := rbKey{e.Dev, e.Sector}
+	queued := b.dev(e.Dev).qStart.get(e.Sector)
 	var r *rbReq
-	for _, c := range slices.Backward(b.qStart[key]) {
+	for _, c := range slices.Backward(queued) {
 		if c.needInsert {
 			r = c
 			break
 		}
 	}
 	if r == nil {
-		r = rbNewest(b.qStart[key])
+		r = rbNewest(queued)
 	}
 	if r == nil {
 		// No G seen: start the request from the waiting bio, if any.
@@ -583,7 +703,8 @@ func (b *Rebuilder) countKernelMade(e *Event) {
 }
 
 func (b *Rebuilder) issue(e *Event) {
-	r := rbOldest(b.qStart[rbKey{e.Dev, e.Sector}])
+	d := b.dev(e.Dev)
+	r := rbOldest(d.qStart.get(e.Sector))
 	if r != nil {
 		b.unindex(r)
 	} else {
@@ -600,17 +721,19 @@ func (b *Rebuilder) issue(e *Event) {
 	r.start, r.end = e.Sector, e.End()
 	r.Sector, r.Bytes = e.Sector, e.Bytes
 	r.issued = true
-	rbPush(b.issued, rbKey{r.Dev, r.start}, r)
-	b.inflight[r.Dev] = append(b.inflight[r.Dev], r)
+	d = b.dev(r.Dev)
+	d.issued.push(r.start, r)
+	d.inflight = append(d.inflight, r)
 }
 
 // findIssued returns the oldest issued request on dev starting at sec, else
 // the oldest covering sec (zero-byte requests only match exactly).
 func (b *Rebuilder) findIssued(dev Dev, sec uint64, exact bool) *rbReq {
-	if r := rbOldest(b.issued[rbKey{dev, sec}]); r != nil || exact {
+	d := b.dev(dev)
+	if r := rbOldest(d.issued.get(sec)); r != nil || exact {
 		return r
 	}
-	for _, r := range b.inflight[dev] {
+	for _, r := range d.inflight {
 		if r.start <= sec && sec < r.end {
 			return r
 		}
@@ -644,8 +767,9 @@ func (b *Rebuilder) complete(e *Event) {
 			b.unindex(r)
 			r.start = stop
 			r.issued = true
-			rbPush(b.issued, rbKey{r.Dev, r.start}, r)
-			b.inflight[r.Dev] = rbInsertByID(b.inflight[r.Dev], r)
+			d := b.dev(r.Dev)
+			d.issued.push(r.start, r)
+			d.inflight = rbInsertByID(d.inflight, r)
 		}
 		if e.Bytes == 0 || stop >= end {
 			return
@@ -658,12 +782,10 @@ func (b *Rebuilder) complete(e *Event) {
 	}
 	// 2. Bio-based devices complete bios, not requests: a queued or
 	//    remapped-away bio at this sector becomes a request of its own.
-	key := rbKey{e.Dev, e.Sector}
-	f := rbOldest(b.remapped[key])
-	if f != nil {
-		rbDrop(b.remapped, key, f)
-	} else if f = rbOldest(b.pending[key]); f != nil {
-		rbDrop(b.pending, key, f)
+	d := b.dev(e.Dev)
+	f := d.remapped.popOldest(e.Sector)
+	if f == nil {
+		f = d.pending.popOldest(e.Sector)
 	}
 	if f != nil {
 		r := b.newReq(e, f)
@@ -702,8 +824,8 @@ func (b *Rebuilder) requeue(e *Event) {
 }
 
 func (b *Rebuilder) split(e *Event) {
-	key := rbKey{e.Dev, e.Sector}
-	f := rbNewest(b.pending[key])
+	d := b.dev(e.Dev)
+	f := rbNewest(d.pending.get(e.Sector))
 	if f == nil || e.SplitSector <= f.start || e.SplitSector >= f.end {
 		b.stats.UnmatchedOther++
 		return
@@ -713,29 +835,32 @@ func (b *Rebuilder) split(e *Event) {
 	f.end = e.SplitSector
 	f.split = true
 	f.bio.open++
-	rbPush(b.pending, rbKey{e.Dev, e.SplitSector}, second)
-	b.fragQ.push(second)
+	d.pending.push(e.SplitSector, second)
+	b.pushFrag(second)
 }
 
 func (b *Rebuilder) remap(e *Event) {
 	b.stats.Remaps++
-	from := rbKey{e.FromDev, e.FromSector}
+	from := b.dev(e.FromDev)
 	m := &rbRemap{key: rbKey{e.Dev, e.Sector}, t: e.Time, fromDev: e.FromDev, fromSector: e.FromSector}
-	if prev := rbNewest(b.remaps[from]); prev != nil {
+	if prev := from.remaps.popNewest(e.FromSector); prev != nil {
 		// 1. A chain of remaps with no Q between: carry the origin down.
 		prev.used = true
-		rbDrop(b.remaps, from, prev)
 		m.fromDev, m.fromSector, m.parent = prev.fromDev, prev.fromSector, prev.parent
+		if m.parent != nil {
+			m.parent.bio.refs++ // prev keeps its own until it leaves remapQ
+		}
 	} else if f := b.takePending(e.FromDev, e.FromSector); f != nil {
 		// 2. A queued bio moves down a layer.
 		f.state, f.deadline = rbRemapped, NoTime
-		rbPush(b.remapped, from, f)
+		from.remapped.push(e.FromSector, f)
 		m.parent = f
+		f.bio.refs++
 		if f.bio.remapped {
 			m.fromDev, m.fromSector = f.bio.fromDev, f.bio.fromSector
 		}
 	}
-	rbPush(b.remaps, m.key, m)
+	b.dev(e.Dev).remaps.push(e.Sector, m)
 	b.remapQ.push(m)
 }
 
@@ -749,7 +874,13 @@ func (b *Rebuilder) finishReq(r *rbReq) {
 	for _, f := range r.frags {
 		b.finishFrag(f, r)
 	}
-	r.frags = nil
+	// Nothing refers to r any more (fragments keep a stale req pointer that
+	// is never read once they are done): recycle it.
+	clear(r.frags)
+	if len(b.freeReqs) < rbMaxFree && cap(r.frags) <= rbMaxFreeCap {
+		r.frags = r.frags[:0]
+		b.freeReqs = append(b.freeReqs, r)
+	}
 }
 
 // finishFrag marks a fragment finished (r nil: it never joined a request)
@@ -762,7 +893,7 @@ func (b *Rebuilder) finishFrag(f *rbFrag, r *rbReq) {
 	bio := f.bio
 	switch {
 	case r != nil:
-		if f == bio.first {
+		if f == &bio.first {
 			bio.Request, bio.Merge, bio.Issue = r.ID, f.merge, r.Issue
 		}
 		if r.Complete == NoTime {
@@ -771,7 +902,7 @@ func (b *Rebuilder) finishFrag(f *rbFrag, r *rbReq) {
 			bio.Done = r.Complete
 		}
 	case f.childReq != 0:
-		if f == bio.first {
+		if f == &bio.first {
 			bio.Request, bio.Issue = f.childReq, f.childIssue
 		}
 		if f.childEnd == NoTime {
@@ -780,7 +911,7 @@ func (b *Rebuilder) finishFrag(f *rbFrag, r *rbReq) {
 			bio.Done = f.childEnd
 		}
 	default:
-		if f == bio.first {
+		if f == &bio.first {
 			bio.Merge = f.merge
 		}
 		bio.incomplete = true
@@ -801,30 +932,219 @@ func (b *Rebuilder) finishFrag(f *rbFrag, r *rbReq) {
 	}
 	// The upper-layer bio this one was remapped from is served by this one's
 	// request; it waits rbRemapGrace for a completion on its own device.
-	if p := bio.parent; p != nil && p.state == rbRemapped {
-		p.childReq, p.childIssue, p.childEnd = bio.Request, bio.Issue, bio.Done
-		p.deadline = b.now + rbRemapGrace
-		b.fragQ.push(p)
+	if p := bio.parent; p != nil {
+		if p.state == rbRemapped {
+			p.childReq, p.childIssue, p.childEnd = bio.Request, bio.Issue, bio.Done
+			p.deadline = b.now + rbRemapGrace
+			b.pushFrag(p)
+		}
+		bio.parent = nil
+		b.unref(p.bio)
 	}
-	bio.parent = nil
+	b.maybeFree(bio)
 }
 
-// rbPush appends v to the list at k.
-func rbPush[T any](m map[rbKey][]T, k rbKey, v T) { m[k] = append(m[k], v) }
+const (
+	rbBioBlock   = 32   // bios per allocation
+	rbMaxFree    = 4096 // most recycled requests or index slots kept
+	rbMaxFreeCap = 64   // largest list capacity kept with a recycled one
+)
 
-// rbDrop removes v from the list at k, deleting the key when it empties.
-func rbDrop[T comparable](m map[rbKey][]T, k rbKey, v T) {
-	l := m[k]
-	i := slices.Index(l, v)
+// rbIndex maps the sectors of one device to lists of entries, oldest
+// first: an open-addressing hash table (linear probing, backward-shift
+// deletion, at most half full) keyed by sector, cheaper than a Go map for
+// the several lookups each event makes. Lists live in slots that are
+// recycled, with their capacity, when they empty: in the steady state
+// indexing allocates nothing. The table grows with the entries in flight
+// and never shrinks.
+type rbIndex[T comparable] struct {
+	ents []rbEnt[T] // nil s: empty
+	bits uint8      // len(ents) == 1<<bits
+	n    int        // entries in use
+	free []*rbSlot[T]
+}
+
+type rbEnt[T any] struct {
+	sec uint64
+	s   *rbSlot[T]
+}
+
+type rbSlot[T any] struct{ items []T }
+
+// home returns the first position probed for sec (Fibonacci hashing: the
+// top bits of the product mix sectors that differ in any bit).
+func (x *rbIndex[T]) home(sec uint64) int {
+	return int((sec * 0x9e3779b97f4a7c15) >> (64 - x.bits))
+}
+
+// find returns the position of sec, or -1.
+func (x *rbIndex[T]) find(sec uint64) int {
+	if x.n == 0 {
+		return -1
+	}
+	mask := len(x.ents) - 1
+	for i := x.home(sec); ; i = (i + 1) & mask {
+		e := &x.ents[i]
+		if e.s == nil {
+			return -1
+		}
+		if e.sec == sec {
+			return i
+		}
+	}
+}
+
+// insert adds slot s at sec, which is absent.
+func (x *rbIndex[T]) insert(sec uint64, s *rbSlot[T]) {
+	if 2*(x.n+1) > len(x.ents) {
+		x.grow()
+	}
+	mask := len(x.ents) - 1
+	i := x.home(sec)
+	for x.ents[i].s != nil {
+		i = (i + 1) & mask
+	}
+	x.ents[i] = rbEnt[T]{sec, s}
+	x.n++
+}
+
+func (x *rbIndex[T]) grow() {
+	old := x.ents
+	if x.bits == 0 {
+		x.bits = 6
+	} else {
+		x.bits++
+	}
+	x.ents = make([]rbEnt[T], 1<<x.bits)
+	mask := len(x.ents) - 1
+	for _, e := range old {
+		if e.s == nil {
+			continue
+		}
+		i := x.home(e.sec)
+		for x.ents[i].s != nil {
+			i = (i + 1) & mask
+		}
+		x.ents[i] = e
+	}
+}
+
+// del empties position i, moving back the entries after it that probing
+// would no longer reach.
+func (x *rbIndex[T]) del(i int) {
+	mask := len(x.ents) - 1
+	for j := (i + 1) & mask; x.ents[j].s != nil; j = (j + 1) & mask {
+		// The entry at j may fill the hole at i if i lies on its probe path:
+		// no further from its home than j is.
+		if (j-x.home(x.ents[j].sec))&mask >= (j-i)&mask {
+			x.ents[i] = x.ents[j]
+			i = j
+		}
+	}
+	x.ents[i] = rbEnt[T]{}
+	x.n--
+}
+
+// slot returns the slot at sec, or nil.
+func (x *rbIndex[T]) slot(sec uint64) *rbSlot[T] {
+	if i := x.find(sec); i >= 0 {
+		return x.ents[i].s
+	}
+	return nil
+}
+
+// get returns the list at sec (nil when empty); it is valid until the
+// index changes.
+func (x *rbIndex[T]) get(sec uint64) []T {
+	if s := x.slot(sec); s != nil {
+		return s.items
+	}
+	return nil
+}
+
+// push appends v to the list at sec.
+func (x *rbIndex[T]) push(sec uint64, v T) {
+	s := x.slot(sec)
+	if s == nil {
+		if n := len(x.free); n > 0 {
+			s = x.free[n-1]
+			x.free[n-1] = nil
+			x.free = x.free[:n-1]
+		} else {
+			s = new(rbSlot[T])
+		}
+		x.insert(sec, s)
+	}
+	s.items = append(s.items, v)
+}
+
+// drop removes v from the list at sec.
+func (x *rbIndex[T]) drop(sec uint64, v T) {
+	p := x.find(sec)
+	if p < 0 {
+		return
+	}
+	i := slices.Index(x.ents[p].s.items, v)
 	if i < 0 {
 		return
 	}
-	l = slices.Delete(l, i, i+1)
-	if len(l) == 0 {
-		delete(m, k)
-	} else {
-		m[k] = l
+	x.remove(p, i)
+}
+
+// popNewest removes and returns the newest entry at sec (zero if none).
+func (x *rbIndex[T]) popNewest(sec uint64) T {
+	p := x.find(sec)
+	if p < 0 {
+		var zero T
+		return zero
 	}
+	s := x.ents[p].s
+	i := len(s.items) - 1
+	v := s.items[i]
+	x.remove(p, i)
+	return v
+}
+
+// popOldest removes and returns the oldest entry at sec (zero if none).
+func (x *rbIndex[T]) popOldest(sec uint64) T {
+	p := x.find(sec)
+	if p < 0 {
+		var zero T
+		return zero
+	}
+	v := x.ents[p].s.items[0]
+	x.remove(p, 0)
+	return v
+}
+
+// remove deletes item i of the list at position p, recycling the slot when
+// it empties.
+func (x *rbIndex[T]) remove(p, i int) {
+	s := x.ents[p].s
+	s.items = slices.Delete(s.items, i, i+1)
+	if len(s.items) > 0 {
+		return
+	}
+	x.del(p)
+	if len(x.free) < rbMaxFree && cap(s.items) <= rbMaxFreeCap {
+		x.free = append(x.free, s)
+	}
+}
+
+// all calls f with every list.
+func (x *rbIndex[T]) all(f func([]T)) {
+	for _, e := range x.ents {
+		if e.s != nil {
+			f(e.s.items)
+		}
+	}
+}
+
+// reset empties the index.
+func (x *rbIndex[T]) reset() {
+	clear(x.ents)
+	x.n = 0
+	x.free = nil
 }
 
 func rbNewest[T any](l []*T) *T {

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -358,5 +359,64 @@ func rbCompare(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("%s:\ngot:\n\t%s\nwant:\n\t%s", what, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+}
+
+// TestRebuilderIndex checks rbIndex against a map of slices under random
+// pushes, drops and pops on colliding sectors.
+func TestRebuilderIndex(t *testing.T) {
+	var x rbIndex[*int]
+	model := map[uint64][]*int{}
+	vals := make([]int, 4000)
+	rng := uint64(1)
+	rand := func(n int) int {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return int(rng % uint64(n))
+	}
+	for step := range 200_000 {
+		sec := uint64(rand(300)) * 8 // few keys: long probe runs, many deletions
+		if rand(4) == 0 {
+			sec += uint64(rand(4)) << 40
+		}
+		switch rand(4) {
+		case 0, 1:
+			v := &vals[rand(len(vals))]
+			if !slices.Contains(model[sec], v) {
+				x.push(sec, v)
+				model[sec] = append(model[sec], v)
+			}
+		case 2:
+			if l := model[sec]; len(l) > 0 {
+				v := l[rand(len(l))]
+				x.drop(sec, v)
+				model[sec] = slices.DeleteFunc(l, func(p *int) bool { return p == v })
+			} else {
+				x.drop(sec, &vals[0])
+			}
+		case 3:
+			want := (*int)(nil)
+			if l := model[sec]; len(l) > 0 {
+				want = l[len(l)-1]
+				model[sec] = l[:len(l)-1]
+			}
+			if got := x.popNewest(sec); got != want {
+				t.Fatalf("step %d: popNewest(%d) = %p, want %p", step, sec, got, want)
+			}
+		}
+		if len(model[sec]) == 0 {
+			delete(model, sec)
+		}
+		if step%1000 == 0 {
+			if x.n != len(model) {
+				t.Fatalf("step %d: %d keys, want %d", step, x.n, len(model))
+			}
+			for k, l := range model {
+				if !slices.Equal(x.get(k), l) {
+					t.Fatalf("step %d: list at %d differs", step, k)
+				}
+			}
+		}
 	}
 }

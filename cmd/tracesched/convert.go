@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 	"sort"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -51,11 +50,6 @@ left behind on failure.`,
 }
 
 func convertRun(ios *IOStreams, opts *convertOptions) (err error) {
-	if p := os.Getenv("TS_CPUPROFILE"); p != "" { // TEMPPROF
-		f, _ := os.Create(p)                      // TEMPPROF
-		pprof.StartCPUProfile(f)                  // TEMPPROF
-		defer pprof.StopCPUProfile()              // TEMPPROF
-	} // TEMPPROF
 	src, err := openInputs(opts.inputs)
 	if err != nil {
 		return err
@@ -83,37 +77,63 @@ func convertRun(ios *IOStreams, opts *convertOptions) (err error) {
 		}
 	}
 
-	var werr error
-	rb := trace.NewRebuilder(func(r *trace.Request) {
-		if werr == nil {
-			werr = reqW.Write(r)
-		}
-	}, nil)
+	// Reading and rebuilding run here; each writer encodes on a goroutine of
+	// its own (see writeStage), so that convert uses a second core.
+	reqs := startWriteStage(stageSlabs, reqSlab, reqW.Write)
+	defer reqs.stop()
+	var evs *writeStage[trace.Event]
+	if evW != nil {
+		evs = startWriteStage(stageSlabs, eventSlab, evW.Write)
+		defer evs.stop()
+	}
+	rb := trace.NewRebuilder(func(r *trace.Request) { *reqs.next() = *r }, nil)
 	prog := newProgress(ios, "convert")
 	prog.track(src)
 	defer prog.Done()
-	for {
-		ev, err := src.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
+	// Events are read straight into the event writer's slab when the
+	// source can (a blktrace input).
+	readInto, _ := src.(interface{ ReadEventInto(*trace.Event) error })
+	var ev trace.Event
+	for n := 0; ; n++ {
+		p := &ev
+		if evs != nil {
+			p = evs.next()
+		}
+		var err error
+		if readInto != nil {
+			err = readInto.ReadEventInto(p)
+		} else {
+			*p, err = src.ReadEvent()
 		}
 		if err != nil {
+			if evs != nil {
+				evs.unnext()
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			return err
 		}
-		rb.Add(&ev)
-		if evW != nil {
-			if err := evW.Write(&ev); err != nil {
-				return fmt.Errorf("writing %s: %w", opts.events, err)
+		rb.Add(p)
+		if n&(eventSlab-1) == 0 {
+			// A failed writer stops the conversion early.
+			if evs != nil && evs.failed.Load() {
+				return fmt.Errorf("writing %s: %w", opts.events, evs.finish())
 			}
-		}
-		if werr != nil {
-			return fmt.Errorf("writing %s: %w", opts.out, werr)
+			if reqs.failed.Load() {
+				return fmt.Errorf("writing %s: %w", opts.out, reqs.finish())
+			}
 		}
 		prog.Add(1)
 	}
 	rb.Close()
-	if werr != nil {
-		return fmt.Errorf("writing %s: %w", opts.out, werr)
+	if err := reqs.finish(); err != nil {
+		return fmt.Errorf("writing %s: %w", opts.out, err)
+	}
+	if evs != nil {
+		if err := evs.finish(); err != nil {
+			return fmt.Errorf("writing %s: %w", opts.events, err)
+		}
 	}
 	meta := src.Meta()
 	reqW.SetMeta(meta)
@@ -137,6 +157,108 @@ func convertRun(ios *IOStreams, opts *convertOptions) (err error) {
 	st := rb.Stats()
 	fmt.Fprintf(ios.ErrOut, "tracesched: %d requests to %s\n", st.Requests, opts.out)
 	return nil
+}
+
+// Pipeline sizes: slabs per stage and items per slab (a power of two for
+// events). A stage holds at most stageSlabs slabs (4 x 2048 events of 168
+// bytes: 1.3 MiB), whatever the capture's length; small slabs stay in the
+// caches of the cores they move between.
+const (
+	stageSlabs = 4
+	eventSlab  = 2048
+	reqSlab    = 1024
+)
+
+// writeStage writes items on a goroutine of its own. The producer fills
+// slabs taken from a fixed pool and hands each full one over in order, so
+// the writes are exactly those of writing each item in turn; memory is
+// bounded by the pool. The first write error stops the writes (the later
+// slabs are recycled unwritten), sets failed and is returned by finish.
+type writeStage[T any] struct {
+	write  func(*T) error
+	work   chan []T
+	free   chan []T
+	done   chan struct{}
+	cur    []T
+	closed bool
+	failed atomic.Bool
+	err    error // the first write error; read after done is closed
+}
+
+func startWriteStage[T any](slabs, size int, write func(*T) error) *writeStage[T] {
+	s := &writeStage[T]{
+		write: write,
+		work:  make(chan []T, slabs),
+		free:  make(chan []T, slabs),
+		done:  make(chan struct{}),
+		cur:   make([]T, 0, size),
+	}
+	for range slabs - 1 {
+		s.free <- make([]T, 0, size)
+	}
+	go s.run()
+	return s
+}
+
+func (s *writeStage[T]) run() {
+	defer close(s.done)
+	for b := range s.work {
+		for i := range b {
+			if s.err != nil {
+				break
+			}
+			if err := s.write(&b[i]); err != nil {
+				s.err = err
+				s.failed.Store(true)
+			}
+		}
+		// Not cleared: the producer overwrites every item it reuses, and the
+		// strings items keep alive meanwhile are bounded by the pool.
+		s.free <- b[:0]
+	}
+}
+
+// next returns the next item to fill, handing the current slab over when
+// it is full. The item belongs to the stage once next is called again.
+func (s *writeStage[T]) next() *T {
+	if len(s.cur) == cap(s.cur) {
+		s.work <- s.cur
+		s.cur = <-s.free
+	}
+	s.cur = s.cur[:len(s.cur)+1]
+	return &s.cur[len(s.cur)-1]
+}
+
+// unnext takes back the item the last next returned.
+func (s *writeStage[T]) unnext() {
+	var zero T
+	s.cur[len(s.cur)-1] = zero
+	s.cur = s.cur[:len(s.cur)-1]
+}
+
+// finish hands over the last items, waits for them to be written and
+// returns the first write error.
+func (s *writeStage[T]) finish() error {
+	if !s.closed {
+		s.closed = true
+		if len(s.cur) > 0 {
+			s.work <- s.cur
+		}
+		s.cur = nil
+		close(s.work)
+	}
+	<-s.done
+	return s.err
+}
+
+// stop ends the stage, dropping what was not handed over; safe to defer.
+func (s *writeStage[T]) stop() {
+	if !s.closed {
+		s.closed = true
+		s.cur = nil
+		close(s.work)
+	}
+	<-s.done
 }
 
 // openInputs opens every INPUT and, when there are several, merges them by

@@ -73,27 +73,25 @@ func (h *cursorHeap) Pop() any {
 	return c
 }
 
-// topIsMin reports whether the top cursor still orders before its
-// children, so that the heap needs no Fix: the common case when one CPU
-// produces a run of events.
-func (h cursorHeap) topIsMin() bool {
-	if !h.Less(0, 1) {
-		return false
-	}
-	return len(h) < 3 || h.Less(0, 2)
-}
-
 // merger is the merge over raw sources, shared by MergeReader and Input.
 //
 //  1. On the first call every source's first event is read into a cursor
 //     and the cursors are heapified.
-//  2. Each call copies the top cursor's event out, reads that source's next
-//     event into the cursor and, unless the cursor still orders before its
-//     children, restores the heap with one Fix; an exhausted source is
-//     popped.
+//  2. The source of the event last returned is the active one, out of the
+//     heap: its next event is decoded straight into the caller's event and
+//     returned when it orders before the heap's top (by Time, then source
+//     order), which is the common case when one CPU produces a run of
+//     events, and costs no copy. Otherwise it is kept in the active
+//     source's cursor, which goes back into the heap, and the top
+//     cursor's event is copied out; that source becomes the active one.
+//     An exhausted source is dropped.
+//
+// A source's error is returned when its next event is needed, after every
+// event it produced before the error.
 type merger struct {
 	srcs    []rawSource
 	h       cursorHeap
+	active  *cursor // source of the last event returned, out of h; nil: none
 	started bool
 	err     error
 }
@@ -120,22 +118,32 @@ func (m *merger) next(ev *trace.Event) error {
 		}
 		heap.Init(&m.h)
 	}
+	if a := m.active; a != nil {
+		err := a.src.next(ev)
+		switch {
+		case err == io.EOF:
+			m.active = nil
+		case err != nil:
+			m.err = err
+			return err
+		case len(m.h) == 0:
+			return nil
+		default:
+			top := m.h[0]
+			if ev.Time < top.ev.Time || (ev.Time == top.ev.Time && a.idx < top.idx) {
+				return nil
+			}
+			a.ev = *ev
+			m.active = nil
+			heap.Push(&m.h, a)
+		}
+	}
 	if len(m.h) == 0 {
 		m.err = io.EOF
 		return io.EOF
 	}
-	c := m.h[0]
+	c := heap.Pop(&m.h).(*cursor)
 	*ev = c.ev
-	if err := c.src.next(&c.ev); err != nil {
-		if err != io.EOF {
-			m.err = err
-			return err
-		}
-		heap.Pop(&m.h)
-		return nil
-	}
-	if len(m.h) > 1 && !m.h.topIsMin() {
-		heap.Fix(&m.h, 0)
-	}
+	m.active = c
 	return nil
 }

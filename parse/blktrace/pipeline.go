@@ -192,3 +192,10 @@ func (p *pipeline) meta(source string) trace.Meta {
 	}
 	return m
 }
+
+// ReadEventInto reads the next event into *ev, as ReadEvent returns it,
+// without ReadEvent's copies of the event (ReadEvent decodes into a
+// scratch event and returns it by value): readers that keep events in
+// slabs decode straight into them. *ev is fully overwritten. It returns
+// io.EOF at the end; errors are sticky, as ReadEvent's.
+func (in *Input) ReadEventInto(ev *trace.Event) error { return in.p.next(ev) }
