@@ -174,6 +174,11 @@ func (j *arrowJob) compress(z *zstd.Encoder, i int) {
 		j.out[i] = dst
 		return
 	}
+	// Room for the length prefix and the worst case (stored uncompressed),
+	// so that neither EncodeAll nor the fallback grows dst.
+	if need := 8 + len(raw) + len(raw)/255 + 64; cap(dst) < need {
+		dst = make([]byte, 0, need)
+	}
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	dst = z.EncodeAll(raw, dst)
 	size := uint64(len(raw))
