@@ -25,16 +25,19 @@ const textDivergences = 10
 // WriteText writes r for people: the four headline figures (dispatch tau,
 // worst cgroup share error, think-time agreement, D2C demerit), the worst
 // divergences, then one section per measure. Lines are cut to width
-// columns (at least 60; 0 means 100).
+// columns (at least 60), a terminal's width; width < 0 cuts nothing (a
+// file or a pipe); 0 means 100.
 func (r *Result) WriteText(w io.Writer, width int) error {
 	if width == 0 {
 		width = 100
 	}
-	width = max(width, 60)
+	if width > 0 {
+		width = max(width, 60)
+	}
 	bw := bufio.NewWriter(w)
 	line := func(format string, args ...any) {
 		s := fmt.Sprintf(format, args...)
-		if len([]rune(s)) > width {
+		if width > 0 && len([]rune(s)) > width {
 			s = string([]rune(s)[:width-1]) + "…"
 		}
 		bw.WriteString(s)

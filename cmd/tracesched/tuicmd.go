@@ -111,12 +111,14 @@ func isTerminal(ios *IOStreams) bool {
 	return ok && ios.OutTTY && term.IsTerminal(int(in.Fd()))
 }
 
-// termWidth returns stdout's width when it is a terminal, else 100.
+// termWidth returns stdout's width when it is a terminal, else -1: output
+// to a file or a pipe is not cut.
 func termWidth(ios *IOStreams) int {
 	if ios.OutTTY {
 		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 20 {
 			return w
 		}
+		return 100
 	}
-	return 100
+	return -1
 }
