@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/tui"
 )
 
 type diffOptions struct {
@@ -60,7 +61,7 @@ func diffRun(ios *IOStreams, opts *diffOptions) error {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
 	case opts.tui:
-		return runTUI(ios, result, tuiRunInfo{Inputs: []string{opts.real, opts.pred}, Scheduler: predSide.Meta.Extra["scheduler"], Kernel: predSide.Meta.Kernel})
+		return runTUI(ios, result, tui.RunInfo{Inputs: []string{opts.real, opts.pred}, Scheduler: predSide.Meta.Extra["scheduler"], Kernel: predSide.Meta.Kernel})
 	}
 	return result.WriteText(ios.Out, termWidth(ios))
 }

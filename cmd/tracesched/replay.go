@@ -14,6 +14,7 @@ import (
 	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/tui"
 )
 
 type replayOptions struct {
@@ -338,7 +339,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
 	case opts.tui:
-		return runTUI(ios, result, tuiInfo(opts, model.name, kernel, sets, weights, fitNote))
+		return runTUI(ios, result, tui.RunInfo{Inputs: []string{opts.input}, Scheduler: model.name, Kernel: kernel, Tunables: sets, Weights: weights, Device: fitNote})
 	}
 	return result.WriteText(ios.Out, termWidth(ios))
 }

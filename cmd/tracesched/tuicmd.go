@@ -88,15 +88,8 @@ func loadSideQuiet(name string, progress func(done, total int64)) (*diff.Side, t
 	return side, meta, nil
 }
 
-// tuiRunInfo describes a replay for the inspector's overview.
-type tuiRunInfo = tui.RunInfo
-
-func tuiInfo(opts *replayOptions, sched, kernel string, sets map[string]string, weights map[uint64]int, dev string) tuiRunInfo {
-	return tui.RunInfo{Inputs: []string{opts.input}, Scheduler: sched, Kernel: kernel, Tunables: sets, Weights: weights, Device: dev}
-}
-
 // runTUI opens the terminal inspector on a result.
-func runTUI(ios *IOStreams, res *diff.Result, info tuiRunInfo) error {
+func runTUI(ios *IOStreams, res *diff.Result, info tui.RunInfo) error {
 	if !isTerminal(ios) {
 		return usagef("--tui needs a terminal on standard input and output")
 	}
