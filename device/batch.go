@@ -22,6 +22,8 @@ import (
 // instead of drawing its own time: the n-th joiner completes n*Drain after
 // the instant (completions within a bunch are delivered one after another,
 // in issue order). A request issued later than that opens the next bunch.
+// With PerOp, each operation class (read, write, other) has bunches of its
+// own: a request joins only the bunch its class opened last.
 type Batching struct {
 	// JoinLead is how long before a bunch's delivery instant a request must
 	// be issued to join it, ns.
@@ -40,11 +42,38 @@ type Batching struct {
 	// fraction of its requests that joined a bunch opened by another.
 	Bunches        int     `json:"bunches"`
 	JoinedFraction float64 `json:"joined_fraction"`
+	// PerOp: the device delivers each operation class's completions in a
+	// pass of its own (in the capture, a bunch holding several classes
+	// completed them class after class, not in issue order), so each class
+	// opens and joins its own bunches.
+	PerOp bool `json:"per_op,omitempty"`
+	// OpDrain is, with PerOp, the drain of each class's bunches (indexed
+	// by Op: read, write, other), ns: the mean gap between consecutive
+	// completions of that class in a bunch. A missing or zero entry: Drain.
+	OpDrain []time.Duration `json:"op_drain_ns,omitempty"`
+	// OpJoinLead and OpJoinWindow are, with PerOp, JoinLead and JoinWindow
+	// of each class's bunches (indexed by Op), fitted on the class's
+	// joiners; a missing or zero lead: JoinLead and JoinWindow.
+	OpJoinLead   []time.Duration `json:"op_join_lead_ns,omitempty"`
+	OpJoinWindow []time.Duration `json:"op_join_window_ns,omitempty"`
 }
 
 func (b *Batching) validate() error {
 	if b.JoinLead < 0 || b.JoinWindow < 0 || b.Drain < 0 || b.BunchGap < 0 {
 		return fmt.Errorf("batching: negative duration (join_lead_ns %d, drain_ns %d, bunch_gap_ns %d)", b.JoinLead, b.Drain, b.BunchGap)
+	}
+	for _, f := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"op_drain_ns", b.OpDrain}, {"op_join_lead_ns", b.OpJoinLead}, {"op_join_window_ns", b.OpJoinWindow}} {
+		if len(f.ds) > int(numOps) {
+			return fmt.Errorf("batching: %d %s entries, at most %d", len(f.ds), f.name, numOps)
+		}
+		for _, d := range f.ds {
+			if d < 0 {
+				return fmt.Errorf("batching: negative %s %d", f.name, d)
+			}
+		}
 	}
 	if b.JoinedFraction < 0 || b.JoinedFraction > 1 || math.IsNaN(b.JoinedFraction) {
 		return fmt.Errorf("batching: joined_fraction %v outside [0, 1]", b.JoinedFraction)
@@ -60,12 +89,38 @@ type bunchState struct {
 	open   bool       // a bunch was opened
 }
 
-// place returns the completion time of a request issued at now whose own
-// completion time would be own, and updates the bunch state.
-func (b *Batching) place(s *bunchState, now, own trace.Time) trace.Time {
-	if s.open && s.at-now >= trace.Time(b.JoinLead) && (b.JoinWindow == 0 || now-s.opened <= trace.Time(b.JoinWindow)) {
+// state returns the bunch state of a request of class o in states, one
+// per class.
+func (b *Batching) state(states *[numOps]bunchState, o Op) *bunchState {
+	if b.PerOp {
+		return &states[o]
+	}
+	return &states[0]
+}
+
+// drain returns the drain of a bunch of class o, ns.
+func (b *Batching) drain(o Op) time.Duration {
+	if b.PerOp && int(o) < len(b.OpDrain) && b.OpDrain[o] > 0 {
+		return b.OpDrain[o]
+	}
+	return b.Drain
+}
+
+// place returns the completion time of a request of class o issued at now
+// whose own completion time would be own, and updates its bunch state
+// (states holds one per class; see state).
+func (b *Batching) place(states *[numOps]bunchState, o Op, now, own trace.Time) trace.Time {
+	s := b.state(states, o)
+	lead, win := b.JoinLead, b.JoinWindow
+	if b.PerOp && int(o) < len(b.OpJoinLead) && b.OpJoinLead[o] > 0 {
+		lead, win = b.OpJoinLead[o], 0
+		if int(o) < len(b.OpJoinWindow) {
+			win = b.OpJoinWindow[o]
+		}
+	}
+	if s.open && s.at-now >= trace.Time(lead) && (win == 0 || now-s.opened <= trace.Time(win)) {
 		s.joined++
-		return s.at + trace.Time(s.joined)*trace.Time(b.Drain)
+		return s.at + trace.Time(s.joined)*trace.Time(b.drain(o))
 	}
 	*s = bunchState{at: own, opened: now, open: true}
 	return own
@@ -84,6 +139,13 @@ const minBatchExcess = 0.2
 // minus issue) that becomes Batching.JoinLead: the lead nearly every
 // request that joined a bunch had.
 const joinLeadQuantile = 0.02
+
+// maxOpReversals is the largest fraction of the changes of operation class
+// between consecutive completions of a bunch that may go back to a class
+// the bunch already completed (a write followed by a read) for fitBatching
+// to find the classes delivered in passes of their own (Batching.PerOp).
+// Completions in issue order change class both ways about equally.
+const maxOpReversals = 0.1
 
 // joinWindowQuantile is the quantile of the joiners' delays (issue after
 // their opener's) that becomes Batching.JoinWindow.
@@ -106,6 +168,13 @@ const joinWindowQuantile = 0.99
 //     joinLeadQuantile-quantile of the joiners' leads (instant minus
 //     issue), Drain the mean gap between consecutive completions of a
 //     bunch.
+//  3. PerOp when some bunch completes requests of more than one operation
+//     class and at most maxOpReversals of the class changes between
+//     consecutive completions of a bunch go back to a class it already
+//     completed. The bunches are then each class's members of a bunch,
+//     and OpDrain, OpJoinLead and OpJoinWindow hold each class's drain
+//     (mean gap between consecutive completions of that class in a bunch),
+//     lead and window (from at least 100 joiners of the class).
 func fitBatching(ss []sample) (*Batching, []int) {
 	all := make([]int, len(ss))
 	for i := range all {
@@ -141,33 +210,75 @@ func fitBatching(ss []sample) (*Batching, []int) {
 		return nil, all
 	}
 	b := &Batching{BunchGap: DefaultBunchGap}
-	var openers []int
-	var leads, windows []float64
-	var drainSum float64
+	var bounds []int // bunch j is byDone[bounds[j]:bounds[j+1]]
+	var drainSum, drains float64
+	changes, reversals := 0, 0
+	var opGap, opGaps [numOps]float64
 	for j := 0; j < len(byDone); {
+		bounds = append(bounds, j)
 		k := j + 1
+		var seen [numOps]bool
+		seen[ss[byDone[j]].op] = true
 		for k < len(byDone) && ss[byDone[k]].done-ss[byDone[k-1]].done < gap {
-			drainSum += float64(ss[byDone[k]].done - ss[byDone[k-1]].done)
+			g := float64(ss[byDone[k]].done - ss[byDone[k-1]].done)
+			drainSum += g
+			drains++
+			if o := ss[byDone[k]].op; o == ss[byDone[k-1]].op {
+				opGap[o] += g
+				opGaps[o]++
+			} else {
+				changes++
+				if seen[o] {
+					reversals++
+				}
+				seen[o] = true
+			}
 			k++
 		}
-		at := ss[byDone[j]].done
-		first := byDone[j]
-		for _, i := range byDone[j:k] {
-			if ss[i].issue < ss[first].issue {
-				first = i
-			}
-		}
-		for range k - j {
-			openers = append(openers, first) // weighted by the bunch's size
-		}
-		for _, i := range byDone[j:k] {
-			if i != first {
-				leads = append(leads, float64(at-ss[i].issue))
-				windows = append(windows, float64(ss[i].issue-ss[first].issue))
-			}
-		}
-		b.Bunches++
 		j = k
+	}
+	bounds = append(bounds, len(byDone))
+	b.PerOp = changes > 0 && float64(reversals) <= maxOpReversals*float64(changes)
+	var openers []int
+	var leads, windows []float64
+	var opLeads, opWindows [numOps][]float64
+	var group []int
+	for j := 0; j+1 < len(bounds); j++ {
+		bunch := byDone[bounds[j]:bounds[j+1]]
+		for o := range numOps {
+			// With PerOp each class's members form a bunch of their own.
+			group = group[:0]
+			for _, i := range bunch {
+				if !b.PerOp || ss[i].op == o {
+					group = append(group, i)
+				}
+			}
+			if len(group) == 0 {
+				continue
+			}
+			at := ss[group[0]].done
+			first := group[0]
+			for _, i := range group {
+				if ss[i].issue < ss[first].issue {
+					first = i
+				}
+			}
+			for range group {
+				openers = append(openers, first) // weighted by the bunch's size
+			}
+			for _, i := range group {
+				if i != first {
+					leads = append(leads, float64(at-ss[i].issue))
+					windows = append(windows, float64(ss[i].issue-ss[first].issue))
+					opLeads[ss[i].op] = append(opLeads[ss[i].op], float64(at-ss[i].issue))
+					opWindows[ss[i].op] = append(opWindows[ss[i].op], float64(ss[i].issue-ss[first].issue))
+				}
+			}
+			b.Bunches++
+			if !b.PerOp {
+				break
+			}
+		}
 	}
 	if len(leads) == 0 {
 		return nil, all
@@ -176,8 +287,24 @@ func fitBatching(ss []sample) (*Batching, []int) {
 	b.JoinLead = time.Duration(math.Round(max(quantileSorted(leads, joinLeadQuantile), 0)))
 	slices.Sort(windows)
 	b.JoinWindow = time.Duration(math.Round(quantileSorted(windows, joinWindowQuantile)))
-	b.Drain = time.Duration(math.Round(drainSum / float64(len(leads))))
+	b.Drain = time.Duration(math.Round(drainSum / max(drains, 1)))
 	b.JoinedFraction = float64(len(leads)) / float64(len(ss))
+	if b.PerOp {
+		b.OpDrain = make([]time.Duration, numOps)
+		b.OpJoinLead = make([]time.Duration, numOps)
+		b.OpJoinWindow = make([]time.Duration, numOps)
+		for o := range numOps {
+			if len(opLeads[o]) >= 100 {
+				slices.Sort(opLeads[o])
+				slices.Sort(opWindows[o])
+				b.OpJoinLead[o] = time.Duration(math.Round(max(quantileSorted(opLeads[o], joinLeadQuantile), 0)))
+				b.OpJoinWindow[o] = time.Duration(math.Round(quantileSorted(opWindows[o], joinWindowQuantile)))
+			}
+			if opGaps[o] > 0 {
+				b.OpDrain[o] = time.Duration(math.Round(opGap[o] / opGaps[o]))
+			}
+		}
+	}
 	slices.Sort(openers)
 	return b, openers
 }

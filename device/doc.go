@@ -15,7 +15,10 @@
 //     only opens a bunch: requests issued at least JoinLead before its
 //     instant and within JoinWindow of its opener complete with it, Drain
 //     apart; the per-request model is then fitted on the bunches' openers
-//     (weighted by bunch size) without in-flight dependence.
+//     (weighted by bunch size) without in-flight dependence. With PerOp
+//     (fitted when the capture's bunches complete one class after the
+//     other), each class opens and joins bunches of its own, with its own
+//     lead, window and drain.
 //   - KindRotational (disks): requests are served one at a time in issue
 //     order. A random access costs Overhead + seek(distance) + Write (for
 //     writes) + PerByte*bytes + a positional delay drawn from the residual
@@ -58,7 +61,9 @@
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none
 //	    "batching": {"join_lead_ns": 86000, "join_window_ns": 400000, "drain_ns": 780,
-//	                 "bunch_gap_ns": 5000, "bunches": 9222, "joined_fraction": 0.93}  optional
+//	                 "bunch_gap_ns": 5000, "bunches": 9222, "joined_fraction": 0.93,  optional
+//	                 "per_op": true, "op_drain_ns": [840, 1523, 0],   bunches per class (optional)
+//	                 "op_join_lead_ns": [86698, 123616, 0], "op_join_window_ns": [183078, 179771, 0]}
 //	  },
 //	  "rotational": {
 //	    "overhead_ns": 300000, "seek_sqrt_ns": 40.5, "seek_boundary_sectors": 2000000,

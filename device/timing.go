@@ -26,8 +26,8 @@ type Timing struct {
 	m        *Model
 	rng      *rand.Rand
 	inflight map[*replay.Request]struct{}
-	head     uint64     // sector after the last request issued
-	bunch    bunchState // non-rotational with batching: the bunch opened last
+	head     uint64             // sector after the last request issued
+	bunch    [numOps]bunchState // non-rotational with batching: the bunch opened last (per class with PerOp)
 
 	// Rotational only.
 	queue  []queued   // requests on the device, in service order
@@ -87,7 +87,7 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		n := t.m.NonRotational
 		done = now + trace.Time(nsRound(n.latency(len(t.inflight), rq.Cat, rq.Bytes, u)))
 		if n.Batching != nil {
-			done = n.Batching.place(&t.bunch, now, done)
+			done = n.Batching.place(&t.bunch, OpOf(rq.Cat, rq.Bytes), now, done)
 		}
 	}
 	t.head = rq.End()
