@@ -155,15 +155,6 @@ func (q Quantiles) Mean() float64 {
 	return s
 }
 
-// shift returns q with d added to every value.
-func (q Quantiles) shift(d float64) Quantiles {
-	x := make([]float64, len(q.X))
-	for i, v := range q.X {
-		x[i] = v + d
-	}
-	return Quantiles{P: q.P, X: x}
-}
-
 func (q Quantiles) validate() error {
 	if len(q.P) != len(q.X) {
 		return errors.New("p and x differ in length")

@@ -361,22 +361,11 @@ func (m *arrowMessages) inflate(b []byte, rb int, raw []byte) (*memory.Buffer, e
 	return out, nil
 }
 
-// checkMessage checks a message's flatbuffer and bounds what decoding it
-// will allocate. It returns the body length the message declares.
-func (r *arrowReader) checkMessage(b []byte, blk arrowBlock) (int64, error) {
-	body, _, err := r.checkMessageRB(b, blk)
-	return body, err
-}
-
-// checkMessageRB is checkMessage, also returning the position of the
-// message's RecordBatch table when it is a compressed dictionary or record
-// batch (0 otherwise).
-func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (int64, int, error) {
-	body, rb, err := r.checkMessageInner(b, blk)
-	return body, rb, err
-}
-
-func (r *arrowReader) checkMessageInner(b []byte, blk arrowBlock) (body int64, crb int, err error) {
+// checkMessageRB checks a message's flatbuffer and bounds what decoding it
+// will allocate. It returns the body length the message declares and the
+// position of the message's RecordBatch table when it is a compressed
+// dictionary or record batch (0 otherwise).
+func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (body int64, crb int, err error) {
 	var needNodes, needBufs int
 	msg, ok := arrowFBRoot(b)
 	if !ok || arrowFBCheckTable(b, msg) != nil {

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,29 +241,11 @@ func cfqSpec(c *capture) (spec, []string) {
 func (s spec) flags() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "--sched %s", s.Model)
-	for _, id := range sortedIDs(s.Weights) {
+	for _, id := range slices.Sorted(maps.Keys(s.Weights)) {
 		fmt.Fprintf(&b, " --weight %d=%d", id, s.Weights[id])
 	}
-	for _, k := range sortedKeys(s.Set) {
+	for _, k := range slices.Sorted(maps.Keys(s.Set)) {
 		fmt.Fprintf(&b, " --set %s=%s", k, s.Set[k])
 	}
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedIDs[V any](m map[uint64]V) []uint64 {
-	ids := make([]uint64, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
 }

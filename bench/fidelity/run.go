@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -211,7 +212,7 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	}
 	pmeta := trace.Meta{Source: "replay", Kernel: s.Kernel, Devices: []trace.Dev{l.w.Dev}, Cgroups: l.paths,
 		Extra: map[string]string{"scheduler": s.Model, "mode": replay.Closed.String()}}
-	for _, k := range sortedKeys(s.Set) {
+	for _, k := range slices.Sorted(maps.Keys(s.Set)) {
 		pmeta.Extra["set."+k] = s.Set[k]
 	}
 	pred := diff.NewSide(pmeta)

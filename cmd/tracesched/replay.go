@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -288,7 +289,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	// 5. Replay, keeping the prediction for the diff and, with -o, in Arrow.
 	pmeta := trace.Meta{Source: "replay", Kernel: kernel, Devices: []trace.Dev{w.Dev}, Cgroups: meta.Cgroups,
 		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "input": opts.input}}
-	for _, k := range sortedKeys(sets) {
+	for _, k := range slices.Sorted(maps.Keys(sets)) {
 		pmeta.Extra["set."+k] = sets[k]
 	}
 	predSide := diff.NewSide(pmeta)
@@ -386,13 +387,4 @@ func queueText(q replay.Queue) string {
 		rot = "rotational"
 	}
 	return fmt.Sprintf("%s, depth %d, nr_requests %d", rot, q.Depth, q.NrRequests)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

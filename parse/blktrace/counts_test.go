@@ -144,14 +144,6 @@ func blkparseCounts(t *testing.T, stdin string, args ...string) map[string]int {
 	return countActions(readAll(t, tr))
 }
 
-func addCounts(a, b map[string]int) map[string]int {
-	m := maps.Clone(a)
-	for k, v := range b {
-		m[k] += v
-	}
-	return m
-}
-
 // TestCountsPublic compares the public captures with blkparse 1.2.0: equal
 // where blkparse reads everything, and differing by exactly the records it
 // drops (CPU-mismatched records, files after a missing CPU file).
