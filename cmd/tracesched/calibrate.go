@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -42,7 +43,7 @@ half of the capture, scored on the second).`,
 			if _, err := device.ParseKind(opts.kind); err != nil {
 				return usagef("invalid value for --kind: %v", err)
 			}
-			return calibrateRun(ios, opts)
+			return calibrateRun(cmd.Context(), ios, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "write the model to `FILE` (JSON)")
@@ -53,10 +54,10 @@ half of the capture, scored on the second).`,
 }
 
 // readRequests reads a whole input and returns its rebuilt requests.
-func readRequests(ios *IOStreams, name string) ([]trace.Request, trace.Meta, error) {
+func readRequests(ctx context.Context, ios *IOStreams, name string) ([]trace.Request, trace.Meta, error) {
 	var reqs []trace.Request
 	rb := trace.NewRebuilder(func(r *trace.Request) { reqs = append(reqs, *r) }, nil)
-	meta, _, err := readInput(ios, name, "reading", func(e *trace.Event) error {
+	meta, _, err := readInput(ctx, ios, name, "reading", func(e *trace.Event) error {
 		rb.Add(e)
 		return nil
 	})
@@ -104,8 +105,8 @@ func onDevice(reqs []trace.Request, dev trace.Dev) []trace.Request {
 	return out
 }
 
-func calibrateRun(ios *IOStreams, opts *calibrateOptions) error {
-	reqs, _, err := readRequests(ios, opts.input)
+func calibrateRun(ctx context.Context, ios *IOStreams, opts *calibrateOptions) error {
+	reqs, _, err := readRequests(ctx, ios, opts.input)
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func calibrateRun(ios *IOStreams, opts *calibrateOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: device %s: %w", opts.input, dev, err)
 	}
-	f, err := createAtomic(opts.out)
+	f, err := createAtomic(ctx, ios, opts.out)
 	if err != nil {
 		return err
 	}

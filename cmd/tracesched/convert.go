@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync/atomic"
 
@@ -38,10 +40,13 @@ left behind on failure.`,
 			if opts.out == "" {
 				return usagef("convert needs -o OUT.arrow")
 			}
+			if i := slices.Index(args, "-"); i >= 0 && slices.Contains(args[i+1:], "-") {
+				return usagef("standard input (-) named more than once")
+			}
 			if opts.events != "" && opts.events == opts.out {
 				return usagef("-o and --events name the same file")
 			}
-			return convertRun(ios, opts)
+			return convertRun(cmd.Context(), ios, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "request stream `FILE` (Arrow IPC, zstd)")
@@ -49,14 +54,14 @@ left behind on failure.`,
 	return cmd
 }
 
-func convertRun(ios *IOStreams, opts *convertOptions) (err error) {
-	src, err := openInputs(opts.inputs)
+func convertRun(ctx context.Context, ios *IOStreams, opts *convertOptions) (err error) {
+	src, err := openInputs(ctx, opts.inputs)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 
-	reqFile, err := createAtomic(opts.out)
+	reqFile, err := createAtomic(ctx, ios, opts.out)
 	if err != nil {
 		return err
 	}
@@ -68,7 +73,7 @@ func convertRun(ios *IOStreams, opts *convertOptions) (err error) {
 	var evFile *atomicFile
 	var evW *trace.EventWriter
 	if opts.events != "" {
-		if evFile, err = createAtomic(opts.events); err != nil {
+		if evFile, err = createAtomic(ctx, ios, opts.events); err != nil {
 			return err
 		}
 		defer evFile.Abort()
@@ -264,9 +269,9 @@ func (s *writeStage[T]) stop() {
 // openInputs opens every INPUT and, when there are several, merges them by
 // time on a common origin: each input counts time from its own first
 // event, so each is shifted by its origin's distance from the earliest one.
-func openInputs(names []string) (source, error) {
+func openInputs(ctx context.Context, names []string) (source, error) {
 	if len(names) == 1 {
-		return openInput(names[0])
+		return openInput(ctx, names[0])
 	}
 	var srcs []*peeked
 	closeAll := func() {
@@ -275,7 +280,7 @@ func openInputs(names []string) (source, error) {
 		}
 	}
 	for _, name := range names {
-		s, err := openInput(name)
+		s, err := openInput(ctx, name)
 		if err != nil {
 			closeAll()
 			return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"github.com/spf13/cobra"
 
 	"github.com/tracesched/tracesched/diff"
@@ -34,7 +35,7 @@ a capture against a replay's -o output, two replays, or two captures.`,
 			if opts.json && opts.tui {
 				return usagef("--json and --tui exclude each other")
 			}
-			return diffRun(ios, opts)
+			return diffRun(cmd.Context(), ios, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
@@ -43,12 +44,12 @@ a capture against a replay's -o output, two replays, or two captures.`,
 	return cmd
 }
 
-func diffRun(ios *IOStreams, opts *diffOptions) error {
-	realSide, meta, err := loadSide(ios, opts.real)
+func diffRun(ctx context.Context, ios *IOStreams, opts *diffOptions) error {
+	realSide, meta, err := loadSide(ctx, ios, opts.real)
 	if err != nil {
 		return err
 	}
-	predSide, _, err := loadSide(ios, opts.pred)
+	predSide, _, err := loadSide(ctx, ios, opts.pred)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func diffRun(ios *IOStreams, opts *diffOptions) error {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
 	case opts.tui:
-		return runTUI(ios, result, tui.RunInfo{Inputs: []string{opts.real, opts.pred}, Scheduler: predSide.Meta.Extra["scheduler"], Kernel: predSide.Meta.Kernel})
+		return runTUI(ctx, ios, result, tui.RunInfo{Inputs: []string{opts.real, opts.pred}, Scheduler: predSide.Meta.Extra["scheduler"], Kernel: predSide.Meta.Kernel})
 	}
 	return result.WriteText(ios.Out, termWidth(ios))
 }

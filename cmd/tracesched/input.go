@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
@@ -29,28 +31,125 @@ type diagnoser interface {
 var arrowMagic = []byte("ARROW1")
 
 // openInput opens an INPUT of docs/cli.md: an Arrow event file written by
-// `tracesched convert --events`, or anything parse/blktrace detects.
-func openInput(name string) (source, error) {
-	if name != "-" {
-		if f, err := os.Open(name); err == nil {
-			head := make([]byte, len(arrowMagic))
-			n, _ := io.ReadFull(f, head)
-			if n == len(head) && bytes.Equal(head, arrowMagic) {
-				r, err := trace.OpenEvents(f)
-				if err != nil {
-					f.Close()
-					return nil, fmt.Errorf("%s: %w", name, err)
-				}
-				return &arrowSource{EventFileReader: r, f: f}, nil
-			}
-			f.Close()
+// `tracesched convert --events`, or anything parse/blktrace detects; "-" is
+// standard input, copied to a temporary file on first use so that every
+// pass of a command can read it. Reading stops with ctx's error once ctx is
+// done.
+func openInput(ctx context.Context, name string) (source, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path := name
+	if name == "-" {
+		p, err := sessionOf(ctx).stdinPath(ctx)
+		if err != nil {
+			return nil, err
 		}
+		path = p
+	}
+	src, err := openPath(path)
+	if err != nil {
+		if name == "-" {
+			err = relabel(err, path, "standard input")
+		}
+		return nil, err
+	}
+	return &ctxSource{source: src, ctx: ctx}, nil
+}
+
+// relabel replaces the spool file's name in err's text with what the user
+// named ("standard input"), keeping err's chain.
+func relabel(err error, from, to string) error {
+	if !strings.Contains(err.Error(), from) {
+		return fmt.Errorf("%s: %w", to, err)
+	}
+	return &relabelled{err: err, text: strings.ReplaceAll(err.Error(), from, to)}
+}
+
+type relabelled struct {
+	err  error
+	text string
+}
+
+func (e *relabelled) Error() string { return e.text }
+func (e *relabelled) Unwrap() error { return e.err }
+
+// openPath opens a file or per-CPU set by content.
+func openPath(name string) (source, error) {
+	if f, err := os.Open(name); err == nil {
+		head := make([]byte, len(arrowMagic))
+		n, _ := io.ReadFull(f, head)
+		if n == len(head) && bytes.Equal(head, arrowMagic) {
+			r, err := trace.OpenEvents(f)
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return &arrowSource{EventFileReader: r, f: f}, nil
+		}
+		f.Close()
 	}
 	in, err := blktrace.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	return in, nil
+}
+
+// ctxSource is a source that fails with its context's error once the
+// context is done, checked every ctxCheckEvents events.
+type ctxSource struct {
+	source
+	ctx context.Context
+	n   uint32
+}
+
+// ctxCheckEvents is how many events pass between checks of the context:
+// a few microseconds of reading.
+const ctxCheckEvents = 1 << 12
+
+func (s *ctxSource) check() error {
+	s.n++
+	if s.n%ctxCheckEvents == 0 {
+		return s.ctx.Err()
+	}
+	return nil
+}
+
+func (s *ctxSource) ReadEvent() (trace.Event, error) {
+	if err := s.check(); err != nil {
+		return trace.Event{}, err
+	}
+	return s.source.ReadEvent()
+}
+
+// ReadEventInto reads the next event into ev, in place when the source can.
+func (s *ctxSource) ReadEventInto(ev *trace.Event) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if r, ok := s.source.(interface{ ReadEventInto(*trace.Event) error }); ok {
+		return r.ReadEventInto(ev)
+	}
+	var err error
+	*ev, err = s.source.ReadEvent()
+	return err
+}
+
+// Progress reports the bytes read and the input's size (0: unknown).
+func (s *ctxSource) Progress() (done, total int64) {
+	if p, ok := s.source.(progresser); ok {
+		return p.Progress()
+	}
+	return 0, 0
+}
+
+// Diagnostics reports what the reader noticed (nothing, for Arrow inputs).
+func (s *ctxSource) Diagnostics() blktrace.Diagnostics {
+	if d, ok := s.source.(diagnoser); ok {
+		return d.Diagnostics()
+	}
+	return blktrace.Diagnostics{}
 }
 
 // arrowSource is an Arrow event file opened as an input.
@@ -91,8 +190,8 @@ func reportDiagnostics(ios *IOStreams, name string, src source) {
 // readInput opens name, hands every event to fn in order, reports what the
 // reader noticed on stderr, and returns the capture's metadata and
 // diagnostics. Progress is drawn on a terminal's stderr under label.
-func readInput(ios *IOStreams, name, label string, fn func(*trace.Event) error) (trace.Meta, blktrace.Diagnostics, error) {
-	src, err := openInput(name)
+func readInput(ctx context.Context, ios *IOStreams, name, label string, fn func(*trace.Event) error) (trace.Meta, blktrace.Diagnostics, error) {
+	src, err := openInput(ctx, name)
 	if err != nil {
 		return trace.Meta{}, blktrace.Diagnostics{}, err
 	}

@@ -4,13 +4,48 @@
 // the real trace. The command line is specified in docs/cli.md.
 //
 // stdout carries data (tables, JSON); stderr carries progress and
-// diagnostics. Exit status: 0 success, 1 failure, 2 usage error.
+// diagnostics. Exit status: 0 success, 1 failure, 2 usage error, 130 and
+// 143 after SIGINT and SIGTERM.
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 )
 
 func main() {
-	os.Exit(int(Main(os.Args[1:], System())))
+	os.Exit(int(runMain()))
+}
+
+// runMain is main with signal handling: the first SIGINT or SIGTERM cancels the
+// run's context, and the command stops at its next check, removing its
+// temporary files; a run that has not stopped within gracePeriod, or a
+// second signal, ends the process at once, after the same cleanup.
+func runMain() exitCode {
+	ios := System()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ctx, sess := withSession(ctx, ios.In)
+	defer sess.cleanup()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		sig := (<-sigs).(syscall.Signal)
+		se := &signalError{sig}
+		cancel(se)
+		select {
+		case <-sigs:
+		case <-time.After(gracePeriod):
+		}
+		sess.cleanup()
+		fmt.Fprintf(os.Stderr, "tracesched: %v; stopped\n", se)
+		os.Exit(int(se.exitStatus()))
+	}()
+	return mainSession(ctx, os.Args[1:], ios)
 }

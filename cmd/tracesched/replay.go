@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -86,7 +87,7 @@ by path when the capture names paths.`,
 			if opts.json && opts.tui {
 				return usagef("--json and --tui exclude each other")
 			}
-			return replayRun(ios, opts, model)
+			return replayRun(cmd.Context(), ios, opts, model)
 		},
 	}
 	f := cmd.Flags()
@@ -225,7 +226,7 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 }
 
 // replayRun is the main job: replay, then diff.
-func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
+func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model schedModel) error {
 	start := time.Now()
 	sets, err := parseSets(opts.sets)
 	if err != nil {
@@ -248,7 +249,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	}
 
 	// 1. The real side: every event of the capture, for the diff and the calibration.
-	realSide, meta, err := loadSide(ios, opts.input)
+	realSide, meta, err := loadSide(ctx, ios, opts.input)
 	if err != nil {
 		return err
 	}
@@ -258,7 +259,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	}
 
 	// 2. The workload: the capture's bios per process, streamed again at replay.
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return openInput(opts.input) })
+	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return openInput(ctx, opts.input) })
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.input, err)
 	}
@@ -296,7 +297,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	var ew *trace.EventWriter
 	var ef *atomicFile
 	if opts.out != "" {
-		if ef, err = createAtomic(opts.out); err != nil {
+		if ef, err = createAtomic(ctx, ios, opts.out); err != nil {
 			return err
 		}
 		defer ef.Abort()
@@ -322,9 +323,6 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 		if err := ew.Close(); err != nil {
 			return fmt.Errorf("writing %s: %w", opts.out, err)
 		}
-		if err := ef.Commit(); err != nil {
-			return err
-		}
 	}
 
 	// 6. The diff.
@@ -334,21 +332,27 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
 	}
+	// The prediction is committed once everything it depends on succeeded.
+	if ef != nil {
+		if err := ef.Commit(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s, in %.2f s; device %s\n",
 		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
 	switch {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
 	case opts.tui:
-		return runTUI(ios, result, tui.RunInfo{Inputs: []string{opts.input}, Scheduler: model.name, Kernel: kernel, Tunables: sets, Weights: weights, Device: fitNote})
+		return runTUI(ctx, ios, result, tui.RunInfo{Inputs: []string{opts.input}, Scheduler: model.name, Kernel: kernel, Tunables: sets, Weights: weights, Device: fitNote})
 	}
 	return result.WriteText(ios.Out, termWidth(ios))
 }
 
 // loadSide reads a whole input into a diff side.
-func loadSide(ios *IOStreams, name string) (*diff.Side, trace.Meta, error) {
+func loadSide(ctx context.Context, ios *IOStreams, name string) (*diff.Side, trace.Meta, error) {
 	side := diff.NewSide(trace.Meta{})
-	meta, _, err := readInput(ios, name, "reading "+name, func(e *trace.Event) error {
+	meta, _, err := readInput(ctx, ios, name, "reading "+name, func(e *trace.Event) error {
 		side.Add(e)
 		return nil
 	})

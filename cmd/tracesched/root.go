@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -30,18 +34,96 @@ func usagef(format string, args ...any) error {
 // Main runs the command line args with the given streams and returns the
 // exit status. It never calls os.Exit, so tests can run it.
 func Main(args []string, ios *IOStreams) exitCode {
-	root := newRootCmd(ios)
+	return MainContext(context.Background(), args, ios)
+}
+
+// MainContext is Main under ctx: when ctx is cancelled (main cancels it on
+// SIGINT and SIGTERM, with a signalError as its cause) the command stops
+// reading, removes its temporary files and returns 128 plus the signal's
+// number.
+func MainContext(ctx context.Context, args []string, ios *IOStreams) exitCode {
+	ctx, sess := withSession(ctx, ios.In)
+	defer sess.cleanup()
+	return mainSession(ctx, args, ios)
+}
+
+func mainSession(ctx context.Context, args []string, ios *IOStreams) exitCode {
+	// Standard output carries the data: a write that fails (a full disk,
+	// /dev/full) fails the command, even when the command itself ignored it.
+	out := &checkedWriter{w: ios.Out}
+	streams := *ios
+	streams.Out = out
+	root := newRootCmd(&streams)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
+	if se, ok := interrupted(ctx); ok {
+		fmt.Fprintf(ios.ErrOut, "tracesched: %v\n", se)
+		return se.exitStatus()
+	}
+	if out.err != nil && (err == nil || errors.Is(err, out.err)) {
+		err = fmt.Errorf("writing standard output: %w", out.err)
+	}
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: %v\n", err)
 	var ue *usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitError
+}
+
+// isCobraUsage reports errors that cobra makes itself for a bad command
+// line (an unknown command), which carry no type of their own.
+func isCobraUsage(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ")
+}
+
+// checkedWriter remembers the first error of the writer it wraps and
+// writes nothing more after it.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// version is the module's version and VCS revision as the build recorded
+// them ("(devel)" for a build from a checkout, with its commit).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " " + rev + dirty
+	}
+	return v + " " + bi.GoVersion
 }
 
 func newRootCmd(ios *IOStreams) *cobra.Command {
@@ -55,6 +137,7 @@ through models of BFQ, CFQ, mq-deadline and none, and diffs the prediction again
 what the real scheduler did.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)

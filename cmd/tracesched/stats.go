@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,7 +40,7 @@ pass; --btt counts latencies the way btt does, for comparison with its reports.`
 			default:
 				return usagef("invalid value for --by: %q (want process, cgroup or device)", opts.by)
 			}
-			return statsRun(ios, opts)
+			return statsRun(cmd.Context(), ios, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
@@ -49,9 +50,9 @@ pass; --btt counts latencies the way btt does, for comparison with its reports.`
 }
 
 // summarize reads a whole input into a Summary.
-func summarize(ios *IOStreams, name string, btt bool) (trace.Summary, trace.Meta, error) {
+func summarize(ctx context.Context, ios *IOStreams, name string, btt bool) (trace.Summary, trace.Meta, error) {
 	sum := trace.NewSummarizer(trace.SummaryOptions{BTT: btt})
-	meta, diag, err := readInput(ios, name, "stats", func(e *trace.Event) error {
+	meta, diag, err := readInput(ctx, ios, name, "stats", func(e *trace.Event) error {
 		sum.Add(e)
 		return nil
 	})
@@ -68,8 +69,8 @@ func summarize(ios *IOStreams, name string, btt bool) (trace.Summary, trace.Meta
 	return res, meta, nil
 }
 
-func statsRun(ios *IOStreams, opts *statsOptions) error {
-	res, meta, err := summarize(ios, opts.input, opts.btt)
+func statsRun(ctx context.Context, ios *IOStreams, opts *statsOptions) error {
+	res, meta, err := summarize(ctx, ios, opts.input, opts.btt)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -34,15 +33,16 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 			if len(args) == 2 {
 				pred = args[1]
 			}
+			ctx := cmd.Context()
 			info := tui.RunInfo{Inputs: args}
 			load := func(progress func(done, total int64)) (*diff.Result, tui.RunInfo, error) {
-				realSide, meta, err := loadSideQuiet(real, progress)
+				realSide, meta, err := loadSideQuiet(ctx, real, progress)
 				if err != nil {
 					return nil, info, err
 				}
 				predSide := realSide
 				if len(args) == 2 {
-					if predSide, _, err = loadSideQuiet(pred, progress); err != nil {
+					if predSide, _, err = loadSideQuiet(ctx, pred, progress); err != nil {
 						return nil, info, err
 					}
 					info.Scheduler, info.Kernel = predSide.Meta.Extra["scheduler"], predSide.Meta.Kernel
@@ -54,8 +54,6 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 				info.Weights = w
 				return diff.Compare(realSide, predSide, diff.Options{Weights: w}), info, nil
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
 			return tui.RunLoading(ctx, load, ios.In, ios.Out)
 		},
 	}
@@ -66,8 +64,8 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 // loadSideQuiet reads a whole input into a diff side, reporting progress
 // as events read (the total is unknown: -1); nothing goes to stderr, which
 // the inspector owns.
-func loadSideQuiet(name string, progress func(done, total int64)) (*diff.Side, trace.Meta, error) {
-	src, err := openInput(name)
+func loadSideQuiet(ctx context.Context, name string, progress func(done, total int64)) (*diff.Side, trace.Meta, error) {
+	src, err := openInput(ctx, name)
 	if err != nil {
 		return nil, trace.Meta{}, err
 	}
@@ -89,12 +87,10 @@ func loadSideQuiet(name string, progress func(done, total int64)) (*diff.Side, t
 }
 
 // runTUI opens the terminal inspector on a result.
-func runTUI(ios *IOStreams, res *diff.Result, info tui.RunInfo) error {
+func runTUI(ctx context.Context, ios *IOStreams, res *diff.Result, info tui.RunInfo) error {
 	if !isTerminal(ios) {
 		return usagef("--tui needs a terminal on standard input and output")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	return tui.Run(ctx, res, info, ios.In, ios.Out)
 }
 
