@@ -31,6 +31,8 @@ type atomicFile struct {
 	// tmp is the temporary file's name ("" when written in place).
 	tmp  string
 	sess *session
+	// ctx is the run's context: an interrupted run commits nothing.
+	ctx  context.Context
 	done bool
 }
 
@@ -64,7 +66,7 @@ func createAtomic(ctx context.Context, ios *IOStreams, dest string) (*atomicFile
 		sess.untrack(f.Name())
 		return nil, fmt.Errorf("creating %s: %w", dest, err)
 	}
-	return &atomicFile{Writer: f, dest: target, f: f, tmp: f.Name(), sess: sess}, nil
+	return &atomicFile{Writer: f, dest: target, f: f, tmp: f.Name(), sess: sess, ctx: ctx}, nil
 }
 
 // outputTarget decides how dest is written: the path to open or rename
@@ -115,7 +117,9 @@ func underMagicLinks(path string) bool {
 }
 
 // Commit makes the output final: a temporary file is flushed to disk and
-// renamed to its destination; a file written in place is closed.
+// renamed to its destination; a file written in place is closed. Once the
+// run's context is done (a signal), Commit removes the temporary file and
+// returns the context's error instead.
 func (f *atomicFile) Commit() error {
 	if f.done {
 		return nil
@@ -131,6 +135,11 @@ func (f *atomicFile) Commit() error {
 		return nil
 	}
 	defer f.sess.untrack(f.tmp)
+	if err := f.ctx.Err(); err != nil {
+		f.f.Close()
+		os.Remove(f.tmp)
+		return err
+	}
 	if err := f.f.Sync(); err != nil {
 		f.f.Close()
 		os.Remove(f.tmp)

@@ -123,7 +123,15 @@ func (r ctxReader) Read(p []byte) (int, error) {
 // signalError is the cause of a run's cancellation by a signal.
 type signalError struct{ sig syscall.Signal }
 
-func (e *signalError) Error() string { return "interrupted by " + e.sig.String() }
+func (e *signalError) Error() string {
+	switch e.sig {
+	case syscall.SIGINT:
+		return "interrupted (SIGINT)"
+	case syscall.SIGTERM:
+		return "interrupted (SIGTERM)"
+	}
+	return "interrupted (" + e.sig.String() + ")"
+}
 
 // exitStatus is the conventional status of a process ended by the signal:
 // 128 plus its number (130 for SIGINT, 143 for SIGTERM).
