@@ -9,6 +9,7 @@ import (
 
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/trace/arrowfile"
 )
 
 // source is an opened INPUT: a stream of events with the capture's
@@ -36,7 +37,7 @@ func openInput(name string) (source, error) {
 			head := make([]byte, len(arrowMagic))
 			n, _ := io.ReadFull(f, head)
 			if n == len(head) && bytes.Equal(head, arrowMagic) {
-				r, err := trace.OpenEvents(f)
+				r, err := arrowfile.OpenEvents(f)
 				if err != nil {
 					f.Close()
 					return nil, fmt.Errorf("%s: %w", name, err)
@@ -55,7 +56,7 @@ func openInput(name string) (source, error) {
 
 // arrowSource is an Arrow event file opened as an input.
 type arrowSource struct {
-	*trace.EventFileReader
+	*arrowfile.EventFileReader
 	f *os.File
 }
 
