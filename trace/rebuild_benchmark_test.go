@@ -52,17 +52,3 @@ func BenchmarkRebuilder(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(ev))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
-
-func BenchmarkSummarizer(b *testing.B) {
-	ev := rbSynthetic(100_000)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		s := NewSummarizer(SummaryOptions{})
-		for i := range ev {
-			s.Add(&ev[i])
-		}
-		_ = s.Result()
-	}
-	b.ReportMetric(float64(len(ev))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-}

@@ -12,7 +12,7 @@ if ! command -v node >/dev/null 2>&1; then
 fi
 mkdir -p "$out"
 cd "$root"
-TRACESCHED_ARROWJS_OUT="$out" go test ./trace/ -run '^TestArrowWriteJSFiles$' -count=1 >"$out/go-test.log" 2>&1 ||
+TRACESCHED_ARROWJS_OUT="$out" go test ./trace/arrowfile/ -run '^TestArrowWriteJSFiles$' -count=1 >"$out/go-test.log" 2>&1 ||
 	{ cat "$out/go-test.log" >&2; exit 1; }
 [ -d "$here/node_modules" ] || (cd "$here" && npm install --no-audit --no-fund >/dev/null)
 node "$here/read.mjs" "$out/events.arrow" "$out/requests.arrow"

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tracesched/tracesched/internal/shared"
-	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/trace/arrowfile"
 )
 
 func TestConvertWritesReadableStreams(t *testing.T) {
@@ -25,7 +25,7 @@ func TestConvertWritesReadableStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rr, err := trace.OpenRequests(f)
+	rr, err := arrowfile.OpenRequests(f)
 	if err != nil {
 		t.Fatal(err)
 	}

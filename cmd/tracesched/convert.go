@@ -13,6 +13,7 @@ import (
 
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/trace/arrowfile"
 )
 
 type convertOptions struct {
@@ -66,18 +67,18 @@ func convertRun(ctx context.Context, ios *IOStreams, opts *convertOptions) (err 
 		return err
 	}
 	defer reqFile.Abort()
-	reqW, err := trace.NewRequestWriter(reqFile, trace.Meta{})
+	reqW, err := arrowfile.NewRequestWriter(reqFile, trace.Meta{})
 	if err != nil {
 		return err
 	}
 	var evFile *atomicFile
-	var evW *trace.EventWriter
+	var evW *arrowfile.EventWriter
 	if opts.events != "" {
 		if evFile, err = createAtomic(ctx, ios, opts.events); err != nil {
 			return err
 		}
 		defer evFile.Abort()
-		if evW, err = trace.NewEventWriter(evFile, trace.Meta{}); err != nil {
+		if evW, err = arrowfile.NewEventWriter(evFile, trace.Meta{}); err != nil {
 			return err
 		}
 	}

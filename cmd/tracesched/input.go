@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/trace/arrowfile"
 )
 
 // source is an opened INPUT: a stream of events with the capture's
@@ -80,7 +81,7 @@ func openPath(name string) (source, error) {
 		head := make([]byte, len(arrowMagic))
 		n, _ := io.ReadFull(f, head)
 		if n == len(head) && bytes.Equal(head, arrowMagic) {
-			r, err := trace.OpenEvents(f)
+			r, err := arrowfile.OpenEvents(f)
 			if err != nil {
 				f.Close()
 				return nil, fmt.Errorf("%s: %w", name, err)
@@ -154,7 +155,7 @@ func (s *ctxSource) Diagnostics() blktrace.Diagnostics {
 
 // arrowSource is an Arrow event file opened as an input.
 type arrowSource struct {
-	*trace.EventFileReader
+	*arrowfile.EventFileReader
 	f *os.File
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/trace/arrowfile"
 	"github.com/tracesched/tracesched/tui"
 )
 
@@ -294,14 +295,14 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		pmeta.Extra["set."+k] = sets[k]
 	}
 	predSide := diff.NewSide(pmeta)
-	var ew *trace.EventWriter
+	var ew *arrowfile.EventWriter
 	var ef *atomicFile
 	if opts.out != "" {
 		if ef, err = createAtomic(ctx, ios, opts.out); err != nil {
 			return err
 		}
 		defer ef.Abort()
-		if ew, err = trace.NewEventWriter(ef, pmeta); err != nil {
+		if ew, err = arrowfile.NewEventWriter(ef, pmeta); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracesched/tracesched/stats"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -50,14 +51,14 @@ pass; --btt counts latencies the way btt does, for comparison with its reports.`
 }
 
 // summarize reads a whole input into a Summary.
-func summarize(ctx context.Context, ios *IOStreams, name string, btt bool) (trace.Summary, trace.Meta, error) {
-	sum := trace.NewSummarizer(trace.SummaryOptions{BTT: btt})
+func summarize(ctx context.Context, ios *IOStreams, name string, btt bool) (stats.Summary, trace.Meta, error) {
+	sum := stats.NewSummarizer(stats.SummaryOptions{BTT: btt})
 	meta, diag, err := readInput(ctx, ios, name, "stats", func(e *trace.Event) error {
 		sum.Add(e)
 		return nil
 	})
 	if err != nil {
-		return trace.Summary{}, trace.Meta{}, err
+		return stats.Summary{}, trace.Meta{}, err
 	}
 	sum.SetDiagnostics(diag.DroppedEvents, diag.MissingCPUFiles)
 	res := sum.Result()
@@ -83,7 +84,7 @@ func statsRun(ctx context.Context, ios *IOStreams, opts *statsOptions) error {
 }
 
 // writeStatsText renders a Summary for people.
-func writeStatsText(w io.Writer, s *trace.Summary, meta trace.Meta, by string) error {
+func writeStatsText(w io.Writer, s *stats.Summary, meta trace.Meta, by string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	devs := make([]string, len(meta.Devices))
 	for i, d := range meta.Devices {
@@ -111,7 +112,7 @@ func writeStatsText(w io.Writer, s *trace.Summary, meta trace.Meta, by string) e
 	fmt.Fprintln(tw, "latency\tn\tmin\tavg\tp50\tp99\tmax\t")
 	rows := []struct {
 		name string
-		l    trace.LatencyStats
+		l    stats.LatencyStats
 	}{{"Q2G", s.Latency.Q2G}, {"G2I", s.Latency.G2I}, {"I2D", s.Latency.I2D}, {"D2C", s.Latency.D2C}, {"Q2D", s.Latency.Q2D}, {"Q2C", s.Latency.Q2C}}
 	for _, r := range rows {
 		if r.l.N == 0 {

@@ -21,9 +21,14 @@ const module = "github.com/tracesched/tracesched"
 // third-party module prefixes its non-test files may import. The standard
 // library is always allowed. Imports flow one way: trace at the bottom;
 // parse/blktrace, replay, diff and synth over it; the schedulers and device
-// over replay; tui over diff and trace; cmd on top.
+// over replay; tui over diff and trace; cmd on top. The Arrow codec
+// (trace/arrowfile) and the btt-style summary (stats) sit beside the model,
+// over trace, so the model, the engine and the schedulers build without
+// arrow-go (see noArrow).
 var policy = map[string][]string{
-	"trace":            {"github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
+	"trace":            {},
+	"trace/arrowfile":  {"trace", "github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
+	"stats":            {"trace"},
 	"parse/blktrace":   {"trace", "github.com/klauspost/compress"},
 	"replay":           {"trace"},
 	"scheduler/*":      {"replay", "trace"},
@@ -35,6 +40,13 @@ var policy = map[string][]string{
 	"internal/fixture": {"trace", "parse/blktrace", "internal/shared"},
 	"cmd/tracesched":   {"*"},
 }
+
+// noArrow lists the packages (rules as in policy) that must not depend on
+// arrow-go, directly or through another package of the module: the model, the
+// engine and the scheduler models.
+var noArrow = []string{"trace", "replay", "scheduler/*"}
+
+const arrowModule = "github.com/apache/arrow/go/"
 
 func rule(rel string) ([]string, bool) {
 	if r, ok := policy[rel]; ok {
@@ -123,5 +135,65 @@ func TestImportPolicy(t *testing.T) {
 	}
 	if checked < 3 {
 		t.Fatalf("checked only %d packages: the walk is broken", checked)
+	}
+}
+
+// TestNoArrowBelowCodec checks noArrow on the transitive imports (go list
+// -deps would need the go command; the walk follows module packages through
+// go/build).
+func TestNoArrowBelowCodec(t *testing.T) {
+	root := shared.Root()
+	if root == "" {
+		t.Fatal("module root not found")
+	}
+	var walk func(rel string, seen map[string]bool) (string, bool)
+	walk = func(rel string, seen map[string]bool) (string, bool) {
+		if seen[rel] {
+			return "", false
+		}
+		seen[rel] = true
+		p, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(rel)), 0)
+		if err != nil {
+			return "", false
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, arrowModule) {
+				return rel + " -> " + imp, true
+			}
+			if sub, ok := strings.CutPrefix(imp, module+"/"); ok {
+				if chain, bad := walk(sub, seen); bad {
+					return rel + " -> " + chain, true
+				}
+			}
+		}
+		return "", false
+	}
+	checked := 0
+	for _, pat := range noArrow {
+		dirs := []string{pat}
+		if base, ok := strings.CutSuffix(pat, "/*"); ok {
+			ents, err := os.ReadDir(filepath.Join(root, base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dirs = dirs[:0]
+			for _, e := range ents {
+				if e.IsDir() && e.Name() != "testdata" {
+					dirs = append(dirs, base+"/"+e.Name())
+				}
+			}
+		}
+		for _, d := range dirs {
+			if _, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(d)), 0); err != nil {
+				continue
+			}
+			checked++
+			if chain, bad := walk(d, map[string]bool{}); bad {
+				t.Errorf("%s links arrow-go: %s", d, chain)
+			}
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("checked only %d packages against noArrow: the walk is broken", checked)
 	}
 }

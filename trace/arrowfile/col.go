@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"encoding/binary"
@@ -16,7 +16,7 @@ import (
 // batch zeroed with all rows null, and a row becomes valid when set, so
 // columns that most rows leave null cost nothing per row. At the end of a
 // batch each column hands its buffers to the batch encoder (put, see
-// arrow_enc.go) as they are, and the buffers are reused for the next batch.
+// enc.go) as they are, and the buffers are reused for the next batch.
 
 type arrowNum interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64

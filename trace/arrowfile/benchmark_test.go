@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // arrowCPUTime returns the process's user and system CPU time. The
@@ -39,7 +41,7 @@ func BenchmarkEncodeEvents(b *testing.B) {
 				cpu0 := arrowCPUTime()
 				for b.Loop() {
 					out.n = 0
-					w, _ := NewEventWriter(&out, Meta{}, WithBatchRows(rows), WithCompressConcurrency(conc))
+					w, _ := NewEventWriter(&out, trace.Meta{}, WithBatchRows(rows), WithCompressConcurrency(conc))
 					for i := range evs {
 						if err := w.Write(&evs[i]); err != nil {
 							b.Fatal(err)
@@ -70,7 +72,7 @@ func BenchmarkEncodeRequests(b *testing.B) {
 				cpu0 := arrowCPUTime()
 				for b.Loop() {
 					out.n = 0
-					w, _ := NewRequestWriter(&out, Meta{}, WithBatchRows(rows), WithCompressConcurrency(conc))
+					w, _ := NewRequestWriter(&out, trace.Meta{}, WithBatchRows(rows), WithCompressConcurrency(conc))
 					for i := range rqs {
 						if err := w.Write(&rqs[i]); err != nil {
 							b.Fatal(err)
@@ -92,7 +94,7 @@ func BenchmarkEncodeRequests(b *testing.B) {
 // BenchmarkDecodeEvents reads back an events file of generated events.
 func BenchmarkDecodeEvents(b *testing.B) {
 	evs := arrowGenEvents(1<<18, 7)
-	data := encodeEventsForTest(b, evs, Meta{})
+	data := encodeEventsForTest(b, evs, trace.Meta{})
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	n := 0

@@ -1,4 +1,4 @@
-package trace_test
+package arrowfile_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/trace/arrowfile"
 )
 
 // readFixture reads every event of a repository fixture with blktrace.Open.
@@ -71,7 +72,7 @@ func TestArrowFixtureRoundTrip(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 
 	var buf bytes.Buffer
-	w, err := trace.NewEventWriter(&buf, trace.Meta{Source: meta.Source}, trace.WithAllocator(mem), trace.WithBatchRows(4096))
+	w, err := arrowfile.NewEventWriter(&buf, trace.Meta{Source: meta.Source}, arrowfile.WithAllocator(mem), arrowfile.WithBatchRows(4096))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestArrowFixtureRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventBytes := buf.Len()
-	r, err := trace.OpenEvents(bytes.NewReader(buf.Bytes()), trace.WithAllocator(mem))
+	r, err := arrowfile.OpenEvents(bytes.NewReader(buf.Bytes()), arrowfile.WithAllocator(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestArrowFixtureRoundTrip(t *testing.T) {
 	}
 	rb.Close()
 	buf.Reset()
-	rw, err := trace.NewRequestWriter(&buf, meta, trace.WithAllocator(mem))
+	rw, err := arrowfile.NewRequestWriter(&buf, meta, arrowfile.WithAllocator(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestArrowFixtureRoundTrip(t *testing.T) {
 	if err := rw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rr, err := trace.OpenRequests(bytes.NewReader(buf.Bytes()), trace.WithAllocator(mem))
+	rr, err := arrowfile.OpenRequests(bytes.NewReader(buf.Bytes()), arrowfile.WithAllocator(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestArrowWriteJSFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	w, _ := trace.NewEventWriter(ef, trace.Meta{Source: meta.Source}, trace.WithBatchRows(4096))
+	w, _ := arrowfile.NewEventWriter(ef, trace.Meta{Source: meta.Source}, arrowfile.WithBatchRows(4096))
 	var rqs []trace.Request
 	rb := trace.NewRebuilder(func(q *trace.Request) { rqs = append(rqs, *q) }, nil)
 	for i := range evs {
@@ -187,7 +188,7 @@ func TestArrowWriteJSFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rf.Close()
-	rw, _ := trace.NewRequestWriter(rf, meta)
+	rw, _ := arrowfile.NewRequestWriter(rf, meta)
 	for i := range rqs {
 		if err := rw.Write(&rqs[i]); err != nil {
 			t.Fatal(err)
@@ -236,7 +237,7 @@ func BenchmarkEncodeCapture(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
 				out = 0
-				w, _ := trace.NewEventWriter(&out, meta, trace.WithCompressConcurrency(conc))
+				w, _ := arrowfile.NewEventWriter(&out, meta, arrowfile.WithCompressConcurrency(conc))
 				for i := range evs {
 					if err := w.Write(&evs[i]); err != nil {
 						b.Fatal(err)
@@ -256,7 +257,7 @@ func BenchmarkEncodeCapture(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
 				out = 0
-				w, _ := trace.NewRequestWriter(&out, meta, trace.WithCompressConcurrency(conc))
+				w, _ := arrowfile.NewRequestWriter(&out, meta, arrowfile.WithCompressConcurrency(conc))
 				for i := range rqs {
 					if err := w.Write(&rqs[i]); err != nil {
 						b.Fatal(err)

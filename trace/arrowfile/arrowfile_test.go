@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"bytes"
@@ -11,21 +11,23 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
-func arrowTestMeta() Meta {
-	return Meta{
-		Source: "blktrace", Kernel: "6.18.44", Devices: []Dev{MkDev(8, 0), MkDev(259, 1)},
+func arrowTestMeta() trace.Meta {
+	return trace.Meta{
+		Source: "blktrace", Kernel: "6.18.44", Devices: []trace.Dev{trace.MkDev(8, 0), trace.MkDev(259, 1)},
 		Origin: 1234567890123, WallSec: 1732950000, WallNsec: 123456789,
 		Cgroups: map[uint64]string{1181: "/sys/fs/cgroup/w100", 1201: "/sys/fs/cgroup/w900"},
 		Extra:   map[string]string{"scheduler": "bfq", "slice_idle": "8ms"},
 	}
 }
 
-func encodeEventsForTest(t testing.TB, evs []Event, meta Meta, opts ...ArrowOption) []byte {
+func encodeEventsForTest(t testing.TB, evs []trace.Event, meta trace.Meta, opts ...Option) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewEventWriter(&buf, Meta{Source: meta.Source}, opts...)
+	w, err := NewEventWriter(&buf, trace.Meta{Source: meta.Source}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +43,14 @@ func encodeEventsForTest(t testing.TB, evs []Event, meta Meta, opts ...ArrowOpti
 	return buf.Bytes()
 }
 
-func decodeEventsForTest(t testing.TB, data []byte, opts ...ArrowOption) ([]Event, Meta) {
+func decodeEventsForTest(t testing.TB, data []byte, opts ...Option) ([]trace.Event, trace.Meta) {
 	t.Helper()
 	r, err := OpenEvents(bytes.NewReader(data), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out []Event
+	var out []trace.Event
 	for {
 		e, err := r.ReadEvent()
 		if err == io.EOF {
@@ -64,12 +66,12 @@ func decodeEventsForTest(t testing.TB, data []byte, opts ...ArrowOption) ([]Even
 
 func TestArrowEventsRoundTrip(t *testing.T) {
 	evs := arrowGenEvents(5000, 1)
-	seen := map[Action]bool{}
+	seen := map[trace.Action]bool{}
 	for _, e := range evs {
 		seen[e.Action] = true
 	}
-	for a := ActionQueue; a <= ActionMessage; a++ {
-		if (a <= ActionZoneUnplug || a >= ActionProcess) && !seen[a] {
+	for a := trace.ActionQueue; a <= trace.ActionMessage; a++ {
+		if (a <= trace.ActionZoneUnplug || a >= trace.ActionProcess) && !seen[a] {
 			t.Fatalf("generator misses action %v", a)
 		}
 	}
@@ -102,7 +104,7 @@ func TestArrowEventsRoundTrip(t *testing.T) {
 func TestArrowEventsEmpty(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	data := encodeEventsForTest(t, nil, Meta{Source: "blktrace"}, WithAllocator(mem))
+	data := encodeEventsForTest(t, nil, trace.Meta{Source: "blktrace"}, WithAllocator(mem))
 	got, meta := decodeEventsForTest(t, data, WithAllocator(mem))
 	if len(got) != 0 || meta.Source != "blktrace" || meta.Cgroups != nil || meta.Extra != nil {
 		t.Fatalf("got %d events, meta %+v", len(got), meta)
@@ -112,14 +114,14 @@ func TestArrowEventsEmpty(t *testing.T) {
 func TestArrowEventsRejectsBadAction(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	w, _ := NewEventWriter(io.Discard, Meta{}, WithAllocator(mem))
-	if err := w.Write(&Event{Action: 200}); err == nil {
+	w, _ := NewEventWriter(io.Discard, trace.Meta{}, WithAllocator(mem))
+	if err := w.Write(&trace.Event{Action: 200}); err == nil {
 		t.Fatal("action 200 accepted")
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(&Event{Action: ActionQueue}); err == nil {
+	if err := w.Write(&trace.Event{Action: trace.ActionQueue}); err == nil {
 		t.Fatal("write after close accepted")
 	}
 }
@@ -133,7 +135,7 @@ func TestArrowRequestsRoundTrip(t *testing.T) {
 		}
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		var buf bytes.Buffer
-		w, err := NewRequestWriter(&buf, Meta{}, WithAllocator(mem), WithBatchRows(rows), WithCompressConcurrency(2))
+		w, err := NewRequestWriter(&buf, trace.Meta{}, WithAllocator(mem), WithBatchRows(rows), WithCompressConcurrency(2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,12 +180,12 @@ func TestArrowRequestsRoundTrip(t *testing.T) {
 // TestArrowStreamKind checks that an events file is not read as requests and
 // vice versa.
 func TestArrowStreamKind(t *testing.T) {
-	data := encodeEventsForTest(t, arrowGenEvents(10, 1), Meta{})
+	data := encodeEventsForTest(t, arrowGenEvents(10, 1), trace.Meta{})
 	if _, err := OpenRequests(bytes.NewReader(data)); err == nil {
 		t.Fatal("events file opened as requests")
 	}
 	var buf bytes.Buffer
-	w, _ := NewRequestWriter(&buf, Meta{})
+	w, _ := NewRequestWriter(&buf, trace.Meta{})
 	w.Close()
 	if _, err := OpenEvents(bytes.NewReader(buf.Bytes())); err == nil {
 		t.Fatal("requests file opened as events")
@@ -262,15 +264,15 @@ func TestArrowFileIsStandard(t *testing.T) {
 
 // TestArrowMessageColumns checks the derived msg_* columns.
 func TestArrowMessageColumns(t *testing.T) {
-	evs := []Event{
-		{Action: ActionMessage, Text: "bfq1234S insert_request"},
-		{Action: ActionMessage, Text: "bfqSHARED-A dispatch"},
-		{Action: ActionMessage, Text: "cfq77AN slice"},
-		{Action: ActionMessage, Text: "bfq schedule dispatch"},
-		{Action: ActionMessage, Text: "hello"},
-		{Action: ActionQueue},
+	evs := []trace.Event{
+		{Action: trace.ActionMessage, Text: "bfq1234S insert_request"},
+		{Action: trace.ActionMessage, Text: "bfqSHARED-A dispatch"},
+		{Action: trace.ActionMessage, Text: "cfq77AN slice"},
+		{Action: trace.ActionMessage, Text: "bfq schedule dispatch"},
+		{Action: trace.ActionMessage, Text: "hello"},
+		{Action: trace.ActionQueue},
 	}
-	data := encodeEventsForTest(t, evs, Meta{})
+	data := encodeEventsForTest(t, evs, trace.Meta{})
 	fr, err := ipc.NewFileReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +399,7 @@ func TestArrowWriteFailure(t *testing.T) {
 	for _, conc := range []int{1, 2} {
 		for _, limit := range []int{0, 100, 5000, 20000} {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			w, err := NewEventWriter(&arrowFailWriter{n: limit}, Meta{}, WithAllocator(mem), WithBatchRows(300), WithCompressConcurrency(conc))
+			w, err := NewEventWriter(&arrowFailWriter{n: limit}, trace.Meta{}, WithAllocator(mem), WithBatchRows(300), WithCompressConcurrency(conc))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package trace_test
+package stats_test
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/parse/blktrace"
-	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/stats"
 )
 
 // bttRow is one latency row of btt's "All Devices" table.
@@ -83,14 +83,14 @@ func parseBTT(t *testing.T, path string) bttReport {
 }
 
 // summarize reads a capture through blktrace.Open and returns its summary.
-func summarize(t testing.TB, name string, opts trace.SummaryOptions) trace.Summary {
+func summarize(t testing.TB, name string, opts stats.SummaryOptions) stats.Summary {
 	t.Helper()
 	in, err := blktrace.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	s := trace.NewSummarizer(opts)
+	s := stats.NewSummarizer(opts)
 	for {
 		e, err := in.ReadEvent()
 		if errors.Is(err, io.EOF) {
@@ -108,9 +108,9 @@ func summarize(t testing.TB, name string, opts trace.SummaryOptions) trace.Summa
 
 // checkBTT compares our btt-mode latency rows with btt's: N exactly, MIN and
 // MAX to btt's nine decimals, AVG to within one unit of the last decimal.
-func checkBTT(t *testing.T, sum trace.Summary, rep bttReport) {
+func checkBTT(t *testing.T, sum stats.Summary, rep bttReport) {
 	t.Helper()
-	rows := map[string]trace.LatencyStats{
+	rows := map[string]stats.LatencyStats{
 		"Q2C": sum.Latency.Q2C, "D2C": sum.Latency.D2C, "I2D": sum.Latency.I2D,
 		"Q2G": sum.Latency.Q2G, "G2I": sum.Latency.G2I,
 	}
@@ -141,7 +141,7 @@ func TestSummaryMatchesBTTFixtures(t *testing.T) {
 		t.Run(fx, func(t *testing.T) {
 			dir := shared.Fixture(t, fx)
 			rep := parseBTT(t, filepath.Join(dir, fx+".btt.txt"))
-			sum := summarize(t, filepath.Join(dir, fx), trace.SummaryOptions{BTT: true})
+			sum := summarize(t, filepath.Join(dir, fx), stats.SummaryOptions{BTT: true})
 			checkBTT(t, sum, rep)
 			t.Logf("%s: Q2C %+v D2C %+v", fx, sum.Latency.Q2C, sum.Latency.D2C)
 		})
@@ -161,7 +161,7 @@ func TestSummaryMatchesBTTRecorded(t *testing.T) {
 		name := strings.TrimSuffix(r, ".btt.txt")
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			rep := parseBTT(t, r)
-			sum := summarize(t, name, trace.SummaryOptions{BTT: true})
+			sum := summarize(t, name, stats.SummaryOptions{BTT: true})
 			checkBTT(t, sum, rep)
 		})
 	}
@@ -171,7 +171,7 @@ func TestSummaryMatchesBTTRecorded(t *testing.T) {
 // on a real fixture, and the native mode's values on it.
 func TestSummaryJSONKeys(t *testing.T) {
 	fx := "fx-bfq-2cg-w100-900"
-	sum := summarize(t, filepath.Join(shared.Fixture(t, fx), fx), trace.SummaryOptions{})
+	sum := summarize(t, filepath.Join(shared.Fixture(t, fx), fx), stats.SummaryOptions{})
 	b, err := json.Marshal(sum)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestSummaryJSONKeys(t *testing.T) {
 		t.Errorf("by_action %v", sum.Events.ByAction)
 	}
 	// Percentiles lie within [min, max] and in order.
-	for name, l := range map[string]trace.LatencyStats{"Q2C": sum.Latency.Q2C, "D2C": sum.Latency.D2C} {
+	for name, l := range map[string]stats.LatencyStats{"Q2C": sum.Latency.Q2C, "D2C": sum.Latency.D2C} {
 		if !(l.Min <= l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max) {
 			t.Errorf("%s: %+v", name, l)
 		}

@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"encoding/json"
@@ -10,18 +10,20 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
-// ArrowSchemaVersion is the version of the events and requests schemas
+// SchemaVersion is the version of the events and requests schemas
 // written by this package, recorded as "tracesched.schema_version". Readers
 // reject other versions.
-const ArrowSchemaVersion = "1"
+const SchemaVersion = "1"
 
 // Values of the "tracesched.stream" schema metadata key, which tell an
 // events file from a requests file.
 const (
-	ArrowStreamEvents   = "events"
-	ArrowStreamRequests = "requests"
+	StreamEvents   = "events"
+	StreamRequests = "requests"
 )
 
 // DefaultBatchRows is the number of rows per Arrow record batch when
@@ -44,8 +46,8 @@ type ReadAtSeeker interface {
 	io.Seeker
 }
 
-// ArrowOption configures an Arrow writer or reader.
-type ArrowOption func(*arrowConfig)
+// Option configures an Arrow writer or reader.
+type Option func(*arrowConfig)
 
 type arrowConfig struct {
 	mem         memory.Allocator
@@ -53,7 +55,7 @@ type arrowConfig struct {
 	concurrency int
 }
 
-func newArrowConfig(opts []ArrowOption) arrowConfig {
+func newArrowConfig(opts []Option) arrowConfig {
 	c := arrowConfig{batchRows: DefaultBatchRows, concurrency: 1}
 	for _, o := range opts {
 		o(&c)
@@ -68,7 +70,7 @@ func newArrowConfig(opts []ArrowOption) arrowConfig {
 // reader's decoding. (A writer's compressed output is ordinary Go memory,
 // reused from batch to batch.) The default is a new memory.NewGoAllocator()
 // per writer or reader.
-func WithAllocator(mem memory.Allocator) ArrowOption {
+func WithAllocator(mem memory.Allocator) Option {
 	return func(c *arrowConfig) { c.mem = mem }
 }
 
@@ -76,7 +78,7 @@ func WithAllocator(mem memory.Allocator) ArrowOption {
 // DefaultBatchRows; values below 1 select the default, values above 4 Mi
 // are capped). A writer holds one batch in memory; a reader decodes one
 // batch at a time.
-func WithBatchRows(n int) ArrowOption {
+func WithBatchRows(n int) Option {
 	return func(c *arrowConfig) {
 		switch {
 		case n < 1:
@@ -98,7 +100,7 @@ func WithBatchRows(n int) ArrowOption {
 // returned by a later Write or by Close. That costs more CPU in all (a
 // second set of buffers and encoders, hand-offs between goroutines) and
 // pays only when a core would otherwise be idle. Writers only.
-func WithCompressConcurrency(n int) ArrowOption {
+func WithCompressConcurrency(n int) Option {
 	return func(c *arrowConfig) { c.concurrency = max(n, 1) }
 }
 
@@ -117,13 +119,13 @@ const (
 )
 
 // arrowMetadata renders meta as schema metadata of the given stream.
-func arrowMetadata(meta Meta, stream string) arrow.Metadata {
+func arrowMetadata(meta trace.Meta, stream string) arrow.Metadata {
 	keys := []string{arrowKeyVersion, arrowKeyStream, arrowKeySource, arrowKeyKernel, arrowKeyDevices, arrowKeyOrigin, arrowKeyWallSec, arrowKeyWallNsec}
 	devs := make([]string, len(meta.Devices))
 	for i, d := range meta.Devices {
 		devs[i] = d.String()
 	}
-	vals := []string{ArrowSchemaVersion, stream, meta.Source, meta.Kernel, strings.Join(devs, ";"),
+	vals := []string{SchemaVersion, stream, meta.Source, meta.Kernel, strings.Join(devs, ";"),
 		strconv.FormatInt(meta.Origin, 10), strconv.FormatUint(uint64(meta.WallSec), 10), strconv.FormatUint(uint64(meta.WallNsec), 10)}
 	if len(meta.Cgroups) > 0 {
 		m := make(map[string]string, len(meta.Cgroups))
@@ -146,13 +148,13 @@ func arrowMetadata(meta Meta, stream string) arrow.Metadata {
 
 // arrowParseMeta reads Meta back from schema metadata and checks that it
 // describes a stream of the wanted kind in a supported schema version.
-func arrowParseMeta(md arrow.Metadata, stream string) (Meta, error) {
-	var m Meta
+func arrowParseMeta(md arrow.Metadata, stream string) (trace.Meta, error) {
+	var m trace.Meta
 	get := func(k string) string { v, _ := md.GetValue(k); return v }
 	if v, ok := md.GetValue(arrowKeyVersion); !ok {
 		return m, fmt.Errorf("not a tracesched file: no %s in schema metadata", arrowKeyVersion)
-	} else if v != ArrowSchemaVersion {
-		return m, fmt.Errorf("unsupported %s %q (want %q)", arrowKeyVersion, v, ArrowSchemaVersion)
+	} else if v != SchemaVersion {
+		return m, fmt.Errorf("unsupported %s %q (want %q)", arrowKeyVersion, v, SchemaVersion)
 	}
 	if s := get(arrowKeyStream); s != stream {
 		return m, fmt.Errorf("%s is %q, want %q", arrowKeyStream, s, stream)
@@ -167,7 +169,7 @@ func arrowParseMeta(md arrow.Metadata, stream string) (Meta, error) {
 			if !ok || err1 != nil || err2 != nil {
 				return m, fmt.Errorf("%s: bad device %q", arrowKeyDevices, f)
 			}
-			m.Devices = append(m.Devices, MkDev(uint32(a), uint32(b)))
+			m.Devices = append(m.Devices, trace.MkDev(uint32(a), uint32(b)))
 		}
 	}
 	var err error
@@ -345,39 +347,39 @@ func arrowRequestFields() []arrow.Field {
 
 // EventSchema returns the Arrow schema of an events file with meta in its
 // metadata. Each call returns a new schema.
-func EventSchema(meta Meta) *arrow.Schema {
-	md := arrowMetadata(meta, ArrowStreamEvents)
+func EventSchema(meta trace.Meta) *arrow.Schema {
+	md := arrowMetadata(meta, StreamEvents)
 	return arrow.NewSchema(arrowEventFields(), &md)
 }
 
 // RequestSchema returns the Arrow schema of a requests file with meta in
 // its metadata. Each call returns a new schema.
-func RequestSchema(meta Meta) *arrow.Schema {
-	md := arrowMetadata(meta, ArrowStreamRequests)
+func RequestSchema(meta trace.Meta) *arrow.Schema {
+	md := arrowMetadata(meta, StreamRequests)
 	return arrow.NewSchema(arrowRequestFields(), &md)
 }
 
 // arrowActionDict is the action column's dictionary: entry i is the letter
 // of Action(i), so an index is the kernel's action code.
 func arrowActionDict() []string {
-	d := make([]string, ActionMessage+1)
+	d := make([]string, trace.ActionMessage+1)
 	for i := range d {
-		d[i] = Action(i).Letter()
+		d[i] = trace.Action(i).Letter()
 	}
 	return d
 }
 
 // arrowParseActionLetter inverts arrowActionDict's entries (Letter).
-func arrowParseActionLetter(s string) (Action, bool) {
+func arrowParseActionLetter(s string) (trace.Action, bool) {
 	if s == "?" {
-		return ActionNone, true
+		return trace.ActionNone, true
 	}
 	if n, ok := strings.CutPrefix(s, "Action("); ok {
 		v, err := strconv.ParseUint(strings.TrimSuffix(n, ")"), 10, 8)
-		return Action(v), err == nil && strings.HasSuffix(n, ")")
+		return trace.Action(v), err == nil && strings.HasSuffix(n, ")")
 	}
 	if s == "UT" { // not a Letter, but what a foreign writer may use
-		return ActionUnplugTimer, true
+		return trace.ActionUnplugTimer, true
 	}
-	return ParseAction(s)
+	return trace.ParseAction(s)
 }

@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"bufio"
@@ -32,7 +32,7 @@ import (
 // that creates a zstd streaming encoder per batch, which cost more than all
 // the rest of writing. arrow-go serialises only the schema messages
 // (arrowSchemaMessage); dictionary and record batches are encoded by
-// arrowEnc (arrow_enc.go). arrowFile frames each message as arrow-go does
+// arrowEnc (enc.go). arrowFile frames each message as arrow-go does
 // (continuation marker, padded flatbuffer length, flatbuffer, 8-byte
 // aligned body), remembers the position of every dictionary and record
 // batch, and on finish writes the end-of-stream marker and a footer whose

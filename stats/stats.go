@@ -1,9 +1,11 @@
-package trace
+package stats
 
 import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // Summary is the btt-grade summary of a capture that `tracesched stats
@@ -27,16 +29,16 @@ import (
 //     span from the first to the last I/O event of the capture.
 //   - Arrays are sorted by id, pid or device.
 type Summary struct {
-	Events    SummaryEvents    `json:"events"`
-	Requests  SummaryRequests  `json:"requests"`
-	Latency   SummaryLatency   `json:"latency"`
-	Merges    SummaryMerges    `json:"merges"`
-	Seeks     SummarySeeks     `json:"seeks"`
-	Devices   []SummaryDevice  `json:"devices"`
-	Cgroups   []SummaryCgroup  `json:"cgroups"`
-	Processes []SummaryProcess `json:"processes"`
-	Span      SummarySpan      `json:"span"`
-	Rebuild   RebuildStats     `json:"rebuild"`
+	Events    SummaryEvents      `json:"events"`
+	Requests  SummaryRequests    `json:"requests"`
+	Latency   SummaryLatency     `json:"latency"`
+	Merges    SummaryMerges      `json:"merges"`
+	Seeks     SummarySeeks       `json:"seeks"`
+	Devices   []SummaryDevice    `json:"devices"`
+	Cgroups   []SummaryCgroup    `json:"cgroups"`
+	Processes []SummaryProcess   `json:"processes"`
+	Span      SummarySpan        `json:"span"`
+	Rebuild   trace.RebuildStats `json:"rebuild"`
 
 	// Set by the caller from the reader's diagnostics.
 	DroppedEvents   uint64 `json:"dropped_events"`    // events missing from sequence numbers
@@ -181,15 +183,15 @@ type SummaryOptions struct {
 // per-process and per-cgroup tallies of fixed size.
 type Summarizer struct {
 	opts   SummaryOptions
-	rb     *Rebuilder
+	rb     *trace.Rebuilder
 	closed bool
 
 	events   map[string]uint64
 	total    uint64
-	first    Time
-	last     Time
+	first    trace.Time
+	last     trace.Time
 	all      sumAgg
-	devs     map[Dev]*sumAgg
+	devs     map[trace.Dev]*sumAgg
 	procs    map[uint32]*SummaryProcess
 	cgroups  map[uint64]*SummaryCgroup
 	cgPaths  map[uint64]string
@@ -212,15 +214,15 @@ func NewSummarizer(opts SummaryOptions) *Summarizer {
 	s := &Summarizer{
 		opts:    opts,
 		events:  make(map[string]uint64),
-		first:   NoTime,
-		last:    NoTime,
-		devs:    make(map[Dev]*sumAgg),
+		first:   trace.NoTime,
+		last:    trace.NoTime,
+		devs:    make(map[trace.Dev]*sumAgg),
 		procs:   make(map[uint32]*SummaryProcess),
 		cgroups: make(map[uint64]*SummaryCgroup),
 		cgPaths: make(map[uint64]string),
 		comms:   make(map[uint32]string),
 	}
-	s.rb = NewRebuilder(s.request, s.bio)
+	s.rb = trace.NewRebuilder(s.request, s.bio)
 	return s
 }
 
@@ -228,7 +230,7 @@ func NewSummarizer(opts SummaryOptions) *Summarizer {
 var sumLetters = [...]string{"Q", "G", "I", "D", "C", "M", "F", "P", "U", "A", "X", "R", "S", "B", "T", "m"}
 
 // Add feeds the next event (in reader order).
-func (s *Summarizer) Add(e *Event) {
+func (s *Summarizer) Add(e *trace.Event) {
 	s.total++
 	s.events[e.Action.Letter()]++
 	if e.CgroupPath != "" && e.Cgroup != 0 {
@@ -236,17 +238,17 @@ func (s *Summarizer) Add(e *Event) {
 	}
 	if e.Comm != "" {
 		s.comms[e.PID] = e.Comm
-	} else if e.Action == ActionProcess && e.Text != "" {
+	} else if e.Action == trace.ActionProcess && e.Text != "" {
 		s.comms[e.PID] = e.Text
 	}
 	if !e.Action.IsNotify() {
-		if s.first == NoTime || e.Time < s.first {
+		if s.first == trace.NoTime || e.Time < s.first {
 			s.first = e.Time
 		}
-		if s.last == NoTime || e.Time > s.last {
+		if s.last == trace.NoTime || e.Time > s.last {
 			s.last = e.Time
 		}
-		if e.Action == ActionQueue {
+		if e.Action == trace.ActionQueue {
 			// Q2Q seeks follow the order bios arrive in.
 			s.dev(e.Dev).q2q.add(e.Sector, e.End())
 			s.all.q2q.addDist(s.devs[e.Dev].q2q.lastDist)
@@ -261,7 +263,7 @@ func (s *Summarizer) SetDiagnostics(dropped uint64, missingCPUFiles []int) {
 	s.dropped, s.missing = dropped, slices.Clone(missingCPUFiles)
 }
 
-func (s *Summarizer) dev(d Dev) *sumAgg {
+func (s *Summarizer) dev(d trace.Dev) *sumAgg {
 	a := s.devs[d]
 	if a == nil {
 		a = &sumAgg{}
@@ -271,14 +273,14 @@ func (s *Summarizer) dev(d Dev) *sumAgg {
 }
 
 // request accounts a finished request.
-func (s *Summarizer) request(r *Request) {
+func (s *Summarizer) request(r *trace.Request) {
 	a := s.dev(r.Dev)
-	if r.Flags&FlagMergedAway != 0 {
+	if r.Flags&trace.FlagMergedAway != 0 {
 		a.merges.Request++
 		s.all.merges.Request++
 		return
 	}
-	completed := r.Complete != NoTime && r.Flags&FlagIncomplete == 0
+	completed := r.Complete != trace.NoTime && r.Flags&trace.FlagIncomplete == 0
 	for _, g := range []*sumAgg{a, &s.all} {
 		g.req.Total++
 		var bytesDone uint64
@@ -292,15 +294,15 @@ func (s *Summarizer) request(r *Request) {
 			g.req.Reads++
 			g.req.BytesRead += bytesDone
 		}
-		if r.Flags&FlagNoQueue != 0 {
+		if r.Flags&trace.FlagNoQueue != 0 {
 			g.req.NoQueue++
 		}
-		if r.Flags&FlagIncomplete != 0 {
+		if r.Flags&trace.FlagIncomplete != 0 {
 			g.req.Incomplete++
 		}
 		g.merges.Back += uint64(r.BackMerges)
 		g.merges.Front += uint64(r.FrontMerges)
-		if r.Issue != NoTime {
+		if r.Issue != trace.NoTime {
 			// D2D seeks in emission order: requests are emitted when they
 			// complete, so this is completion order, not issue order.
 			// BUG: btt uses issue order; the two differ when the device
@@ -314,11 +316,11 @@ func (s *Summarizer) request(r *Request) {
 		s.lat(a, func(g *sumAgg) *sumLat { return &g.i2d }, r.Insert, r.Issue)
 		s.lat(a, func(g *sumAgg) *sumLat { return &g.q2g }, r.Queue, r.Get)
 		s.lat(a, func(g *sumAgg) *sumLat { return &g.g2i }, r.Get, r.Insert)
-	} else if r.Flags&FlagNoQueue == 0 && r.Bios > 0 {
+	} else if r.Flags&trace.FlagNoQueue == 0 && r.Bios > 0 {
 		// btt: G and I match the Q at the request's start sector only: the
 		// bio that started it.
 		// btt cannot match the parts of a split bio: leave them out.
-		if r.Flags&FlagSplit == 0 {
+		if r.Flags&trace.FlagSplit == 0 {
 			s.lat(a, func(g *sumAgg) *sumLat { return &g.q2g }, r.Queue, r.Get)
 			s.lat(a, func(g *sumAgg) *sumLat { return &g.g2i }, r.Get, r.Insert)
 			s.lat(a, func(g *sumAgg) *sumLat { return &g.i2d }, r.Insert, r.Issue)
@@ -355,7 +357,7 @@ func (s *Summarizer) request(r *Request) {
 }
 
 // bio accounts a finished bio: Q2C and Q2D.
-func (s *Summarizer) bio(b *Bio) {
+func (s *Summarizer) bio(b *trace.Bio) {
 	if b.Request == 0 {
 		return
 	}
@@ -365,8 +367,8 @@ func (s *Summarizer) bio(b *Bio) {
 }
 
 // lat adds to-from to a row of the device and of all devices.
-func (s *Summarizer) lat(a *sumAgg, row func(*sumAgg) *sumLat, from, to Time) {
-	d, ok := Latency(from, to)
+func (s *Summarizer) lat(a *sumAgg, row func(*sumAgg) *sumLat, from, to trace.Time) {
+	d, ok := trace.Latency(from, to)
 	if !ok {
 		return
 	}
@@ -408,7 +410,7 @@ func (s *Summarizer) Result() Summary {
 	for k, v := range s.events {
 		out.Events.ByAction[k] = v
 	}
-	if s.first != NoTime {
+	if s.first != trace.NoTime {
 		out.Span = SummarySpan{Start: s.first.Seconds(), End: s.last.Seconds(), Seconds: (s.last - s.first).Seconds()}
 	}
 	mibps := func(b uint64) float64 {
@@ -417,7 +419,7 @@ func (s *Summarizer) Result() Summary {
 		}
 		return float64(b) / (1 << 20) / out.Span.Seconds
 	}
-	devs := make([]Dev, 0, len(s.devs))
+	devs := make([]trace.Dev, 0, len(s.devs))
 	for d := range s.devs {
 		devs = append(devs, d)
 	}

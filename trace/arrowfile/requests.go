@@ -1,10 +1,12 @@
-package trace
+package arrowfile
 
 import (
 	"fmt"
 	"io"
 
 	"github.com/apache/arrow/go/v15/arrow/array"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // RequestWriter writes requests to an Arrow IPC file with the requests
@@ -28,9 +30,9 @@ type RequestWriter struct {
 
 // NewRequestWriter starts a requests file on w, as NewEventWriter does for
 // events.
-func NewRequestWriter(w io.Writer, meta Meta, opts ...ArrowOption) (*RequestWriter, error) {
+func NewRequestWriter(w io.Writer, meta trace.Meta, opts ...Option) (*RequestWriter, error) {
 	rw := &RequestWriter{}
-	if err := rw.init(w, meta, ArrowStreamRequests, opts); err != nil {
+	if err := rw.init(w, meta, StreamRequests, opts); err != nil {
 		return nil, err
 	}
 	for i := range rw.times {
@@ -69,10 +71,10 @@ func (w *RequestWriter) reset() {
 
 // SetMeta replaces the capture metadata written in the file's footer. Call
 // it before Close.
-func (w *RequestWriter) SetMeta(meta Meta) { w.meta = meta }
+func (w *RequestWriter) SetMeta(meta trace.Meta) { w.meta = meta }
 
 // Write appends r. Times equal to NoTime are written as nulls.
-func (w *RequestWriter) Write(r *Request) error {
+func (w *RequestWriter) Write(r *trace.Request) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -90,8 +92,8 @@ func (w *RequestWriter) Write(r *Request) error {
 		w.comm.set(i, r.Comm)
 	}
 	w.cgroup.v[i] = r.Cgroup
-	for k, t := range [5]Time{r.Queue, r.Get, r.Insert, r.Issue, r.Complete} {
-		if t != NoTime {
+	for k, t := range [5]trace.Time{r.Queue, r.Get, r.Insert, r.Issue, r.Complete} {
+		if t != trace.NoTime {
 			w.times[k].set(i, int64(t))
 		}
 	}
@@ -190,9 +192,9 @@ type RequestFileReader struct {
 }
 
 // OpenRequests opens a requests file, as OpenEvents does for events.
-func OpenRequests(r ReadAtSeeker, opts ...ArrowOption) (*RequestFileReader, error) {
+func OpenRequests(r ReadAtSeeker, opts ...Option) (*RequestFileReader, error) {
 	rr := &RequestFileReader{}
-	if err := rr.open(r, ArrowStreamRequests, arrowRequestFields(), func(int) bool { return false }, opts); err != nil {
+	if err := rr.open(r, StreamRequests, arrowRequestFields(), func(int) bool { return false }, opts); err != nil {
 		rr.close()
 		return nil, err
 	}
@@ -200,7 +202,7 @@ func OpenRequests(r ReadAtSeeker, opts ...ArrowOption) (*RequestFileReader, erro
 }
 
 // Meta returns the capture metadata recorded in the file's footer.
-func (r *RequestFileReader) Meta() Meta { return r.meta }
+func (r *RequestFileReader) Meta() trace.Meta { return r.meta }
 
 // Close releases the reader's memory. It does not close the underlying file.
 func (r *RequestFileReader) Close() error { return r.close() }
@@ -227,9 +229,9 @@ func (r *RequestFileReader) load() error {
 // ReadRequest returns the next request, or io.EOF after the last. Null
 // times read as NoTime. After an error other than io.EOF the reader stays
 // failed.
-func (r *RequestFileReader) ReadRequest() (q Request, err error) {
+func (r *RequestFileReader) ReadRequest() (q trace.Request, err error) {
 	if r.err != nil {
-		return Request{}, r.err
+		return trace.Request{}, r.err
 	}
 	defer r.recoverInto("reading", &err)
 	if r.rec == nil || r.row >= int(r.rec.NumRows()) {
@@ -237,32 +239,32 @@ func (r *RequestFileReader) ReadRequest() (q Request, err error) {
 			if err != io.EOF {
 				r.err = err
 			}
-			return Request{}, err
+			return trace.Request{}, err
 		}
 		if err := r.load(); err != nil {
 			r.err = fmt.Errorf("reading %s batch %d: %w", r.stream, r.batch-1, err)
-			return Request{}, r.err
+			return trace.Request{}, r.err
 		}
 	}
 	i := r.row
 	r.row++
-	q = Request{
-		ID: r.id[i], Dev: Dev(r.dev[i]), Sector: r.sector[i], Bytes: r.bytes[i], Cat: Category(r.cat[i]),
+	q = trace.Request{
+		ID: r.id[i], Dev: trace.Dev(r.dev[i]), Sector: r.sector[i], Bytes: r.bytes[i], Cat: trace.Category(r.cat[i]),
 		PID: r.pid[i], Cgroup: r.cgroup[i],
 		Bios: r.bios[i], BackMerges: r.back[i], FrontMerges: r.front[i], Requeues: r.requeues[i], FirstBio: r.first[i],
-		FromDev: Dev(r.fromDev[i]), FromSector: r.fromSector[i], Error: r.errno[i], Flags: RequestFlags(r.flags[i]),
+		FromDev: trace.Dev(r.fromDev[i]), FromSector: r.fromSector[i], Error: r.errno[i], Flags: trace.RequestFlags(r.flags[i]),
 	}
-	var t [5]Time
+	var t [5]trace.Time
 	for k, a := range r.times {
-		t[k] = NoTime
+		t[k] = trace.NoTime
 		if a.IsValid(i) {
-			t[k] = Time(a.Value(i))
+			t[k] = trace.Time(a.Value(i))
 		}
 	}
 	q.Queue, q.Get, q.Insert, q.Issue, q.Complete = t[0], t[1], t[2], t[3], t[4]
 	if q.Comm, err = arrowDictLookup(r.comm, r.commV, i); err != nil {
 		r.err = fmt.Errorf("reading %s batch %d row %d: %w", r.stream, r.batch-1, i, err)
-		return Request{}, r.err
+		return trace.Request{}, r.err
 	}
 	return q, nil
 }

@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 )
 
 // A small flatbuffer verifier for the parts of Arrow's metadata that
-// arrow-go v15 trusts (see arrow_read.go): it checks tables, references and
+// arrow-go v15 trusts (see read.go): it checks tables, references and
 // vector lengths against the buffer, so that arrow-go's decoding cannot
 // allocate from a forged count or recurse without bound.
 

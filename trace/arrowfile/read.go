@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // Reading untrusted files. arrow-go v15's IPC reader trusts its input: a
@@ -54,7 +56,7 @@ type arrowReader struct {
 	size   int64
 	msgs   arrowMessages
 	ipc    *ipc.Reader
-	meta   Meta
+	meta   trace.Meta
 	cols   []int // file column of each schema column, -1 if absent
 	batch  int   // batches loaded
 	rec    arrow.Record
@@ -77,7 +79,7 @@ func (r *arrowReader) recoverInto(stage string, err *error) {
 	}
 }
 
-func (r *arrowReader) open(src ReadAtSeeker, stream string, want []arrow.Field, optional func(int) bool, opts []ArrowOption) (err error) {
+func (r *arrowReader) open(src ReadAtSeeker, stream string, want []arrow.Field, optional func(int) bool, opts []Option) (err error) {
 	r.cfg = newArrowConfig(opts)
 	r.stream = stream
 	r.src = src

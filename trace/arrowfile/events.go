@@ -1,4 +1,4 @@
-package trace
+package arrowfile
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // arrowWriter is what the event and request writers share: the file, the
@@ -19,19 +21,19 @@ type arrowWriter struct {
 	enc     *arrowEnc
 	head    []byte       // schema message for the start of the file
 	dicts   []*arrowDict // the dictionary columns' dictionaries, by id
-	meta    Meta
+	meta    trace.Meta
 	started bool // head written
 	n       int  // rows in the current batch
 	closed  bool
 	err     error // sticky: the first error ends the writer
 }
 
-func (w *arrowWriter) init(out io.Writer, meta Meta, stream string, opts []ArrowOption) error {
+func (w *arrowWriter) init(out io.Writer, meta trace.Meta, stream string, opts []Option) error {
 	w.cfg = newArrowConfig(opts)
 	w.stream = stream
 	w.meta = meta
 	switch stream {
-	case ArrowStreamEvents:
+	case StreamEvents:
 		w.fields = arrowEventFields()
 	default:
 		w.fields = arrowRequestFields()
@@ -139,9 +141,9 @@ type EventWriter struct {
 // at the start of the file; SetMeta replaces it for the footer, which is
 // what file readers use. Nothing is written before the first batch is full
 // or Close is called.
-func NewEventWriter(w io.Writer, meta Meta, opts ...ArrowOption) (*EventWriter, error) {
+func NewEventWriter(w io.Writer, meta trace.Meta, opts ...Option) (*EventWriter, error) {
 	ew := &EventWriter{}
-	if err := ew.init(w, meta, ArrowStreamEvents, opts); err != nil {
+	if err := ew.init(w, meta, StreamEvents, opts); err != nil {
 		return nil, err
 	}
 	ew.cgroupPath, ew.comm = newArrowDictStrings(), newArrowDictStrings()
@@ -185,18 +187,18 @@ func (w *EventWriter) reset() {
 // SetMeta replaces the capture metadata written in the file's footer, for
 // facts known only at the end (Devices, Origin, Cgroups). Call it before
 // Close.
-func (w *EventWriter) SetMeta(meta Meta) { w.meta = meta }
+func (w *EventWriter) SetMeta(meta trace.Meta) { w.meta = meta }
 
 // Write appends e. It returns an error for an action outside 0 to 34 (the
 // action column cannot encode it) or once writing has failed.
-func (w *EventWriter) Write(e *Event) error {
+func (w *EventWriter) Write(e *trace.Event) error {
 	if w.err != nil {
 		return w.err
 	}
 	if w.closed {
 		return errArrowClosed
 	}
-	if e.Action > ActionMessage {
+	if e.Action > trace.ActionMessage {
 		return fmt.Errorf("writing event at %v: action %d cannot be encoded", e.Time, e.Action)
 	}
 	i := w.n
@@ -220,27 +222,27 @@ func (w *EventWriter) Write(e *Event) error {
 	// Payload columns are valid where the action uses them, and wherever a
 	// value is not zero (so that nothing is lost on odd input).
 	a := e.Action
-	if e.Text != "" || a == ActionMessage || a == ActionProcess {
+	if e.Text != "" || a == trace.ActionMessage || a == trace.ActionProcess {
 		w.text.set(i, e.Text)
 	}
-	if e.FromDev != 0 || a == ActionRemap {
+	if e.FromDev != 0 || a == trace.ActionRemap {
 		w.fromDev.set(i, uint32(e.FromDev))
 	}
-	if e.FromSector != 0 || a == ActionRemap {
+	if e.FromSector != 0 || a == trace.ActionRemap {
 		w.fromSector.set(i, e.FromSector)
 	}
-	if e.Depth != 0 || a == ActionUnplugIO || a == ActionUnplugTimer || a == ActionZoneUnplug {
+	if e.Depth != 0 || a == trace.ActionUnplugIO || a == trace.ActionUnplugTimer || a == trace.ActionZoneUnplug {
 		w.depth.set(i, e.Depth)
 	}
-	if e.SplitSector != 0 || a == ActionSplit {
+	if e.SplitSector != 0 || a == trace.ActionSplit {
 		w.splitSector.set(i, e.SplitSector)
 	}
-	if e.WallSec != 0 || e.WallNsec != 0 || a == ActionTimestamp {
+	if e.WallSec != 0 || e.WallNsec != 0 || a == trace.ActionTimestamp {
 		w.wallSec.set(i, e.WallSec)
 		w.wallNsec.set(i, e.WallNsec)
 	}
-	if a == ActionMessage {
-		m := ParseMessage(e.Text)
+	if a == trace.ActionMessage {
+		m := trace.ParseMessage(e.Text)
 		switch m.Sched {
 		case "bfq":
 			w.msgSched.idx.set(i, 0)
@@ -346,7 +348,7 @@ func (w *EventWriter) releaseColumns() {
 // EventFileReader is not safe for concurrent use.
 type EventFileReader struct {
 	arrowReader
-	actions                  []Action // action of each action dictionary entry
+	actions                  []trace.Action // action of each action dictionary entry
 	actionDict               arrow.ArrayData
 	cgroupPaths, comms       arrowDictValues
 	time                     []int64
@@ -366,10 +368,10 @@ type EventFileReader struct {
 // OpenEvents opens an events file. It reads the footer and checks the
 // schema and the "tracesched.stream" metadata; Meta returns the capture
 // metadata from the footer. r must stay open until Close.
-func OpenEvents(r ReadAtSeeker, opts ...ArrowOption) (*EventFileReader, error) {
+func OpenEvents(r ReadAtSeeker, opts ...Option) (*EventFileReader, error) {
 	er := &EventFileReader{}
 	optional := func(i int) bool { return i >= evMsgSched }
-	if err := er.open(r, ArrowStreamEvents, arrowEventFields(), optional, opts); err != nil {
+	if err := er.open(r, StreamEvents, arrowEventFields(), optional, opts); err != nil {
 		er.close()
 		return nil, err
 	}
@@ -377,7 +379,7 @@ func OpenEvents(r ReadAtSeeker, opts ...ArrowOption) (*EventFileReader, error) {
 }
 
 // Meta returns the capture metadata recorded in the file's footer.
-func (r *EventFileReader) Meta() Meta { return r.meta }
+func (r *EventFileReader) Meta() trace.Meta { return r.meta }
 
 // Close releases the reader's memory. It does not close the underlying file.
 func (r *EventFileReader) Close() error { return r.close() }
@@ -433,9 +435,9 @@ func (r *EventFileReader) load() error {
 
 // ReadEvent returns the next event, or io.EOF after the last. After an
 // error other than io.EOF the reader stays failed.
-func (r *EventFileReader) ReadEvent() (e Event, err error) {
+func (r *EventFileReader) ReadEvent() (e trace.Event, err error) {
 	if r.err != nil {
-		return Event{}, r.err
+		return trace.Event{}, r.err
 	}
 	defer r.recoverInto("reading", &err)
 	if r.rec == nil || r.row >= int(r.rec.NumRows()) {
@@ -443,11 +445,11 @@ func (r *EventFileReader) ReadEvent() (e Event, err error) {
 			if err != io.EOF {
 				r.err = err
 			}
-			return Event{}, err
+			return trace.Event{}, err
 		}
 		if err := r.load(); err != nil {
 			r.err = fmt.Errorf("reading %s batch %d: %w", r.stream, r.batch-1, err)
-			return Event{}, r.err
+			return trace.Event{}, r.err
 		}
 	}
 	i := r.row
@@ -455,11 +457,11 @@ func (r *EventFileReader) ReadEvent() (e Event, err error) {
 	k := int(r.actionIdx[i])
 	if r.action.IsNull(i) || k < 0 || k >= len(r.actions) {
 		r.err = fmt.Errorf("reading %s batch %d row %d: bad action index %d", r.stream, r.batch-1, i, k)
-		return Event{}, r.err
+		return trace.Event{}, r.err
 	}
-	e = Event{
-		Time: Time(r.time[i]), Seq: r.seq[i], CPU: r.cpu[i], Dev: Dev(r.dev[i]), Action: r.actions[k],
-		Cat: Category(r.cat[i]), Sector: r.sector[i], Bytes: r.bytes[i], PID: r.pid[i], Error: r.errno[i],
+	e = trace.Event{
+		Time: trace.Time(r.time[i]), Seq: r.seq[i], CPU: r.cpu[i], Dev: trace.Dev(r.dev[i]), Action: r.actions[k],
+		Cat: trace.Category(r.cat[i]), Sector: r.sector[i], Bytes: r.bytes[i], PID: r.pid[i], Error: r.errno[i],
 		Cgroup: r.cgroup[i],
 	}
 	if e.CgroupPath, err = arrowDictLookup(r.cgroupPath, r.cgroupPathV, i); err == nil {
@@ -467,7 +469,7 @@ func (r *EventFileReader) ReadEvent() (e Event, err error) {
 	}
 	if err != nil {
 		r.err = fmt.Errorf("reading %s batch %d row %d: %w", r.stream, r.batch-1, i, err)
-		return Event{}, r.err
+		return trace.Event{}, r.err
 	}
 	if r.text.IsValid(i) {
 		if s := r.text.Value(i); s != "" {
@@ -475,7 +477,7 @@ func (r *EventFileReader) ReadEvent() (e Event, err error) {
 		}
 	}
 	if r.fromDev.IsValid(i) {
-		e.FromDev = Dev(r.fromDev.Value(i))
+		e.FromDev = trace.Dev(r.fromDev.Value(i))
 	}
 	if r.fromSector.IsValid(i) {
 		e.FromSector = r.fromSector.Value(i)
