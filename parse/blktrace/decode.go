@@ -71,8 +71,14 @@ type decoder struct {
 	firstCPU    uint32
 	multiCPU    bool // records of more than one CPU: a combined stream
 
+	recOff int64 // offset of the last record decoded
+
 	err error // sticky
 }
+
+// positionError returns err as a *FormatError at the last record decoded,
+// and makes it sticky.
+func (d *decoder) positionError(err error) error { return d.failErr(d.recOff, err) }
 
 // sniffResult tells what the first bytes of a stream are.
 type sniffResult struct {
@@ -277,6 +283,7 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 	b = d.buf[d.pos : d.pos+total]
 	h = b[pre:]
 	recOff := d.off
+	d.recOff = recOff
 	t := d.u64(h[8:])
 	seq := d.u32(h[4:])
 	if d.ftrace {

@@ -114,6 +114,13 @@ func (tp *textParser) syntax(col int, format string, args ...any) error {
 	return tp.err
 }
 
+// positionError returns err as a *SyntaxError at the line last read, and
+// makes it sticky.
+func (tp *textParser) positionError(err error) error {
+	tp.err = &SyntaxError{File: tp.name, Line: tp.line, Column: 1, Err: err}
+	return tp.err
+}
+
 func (tp *textParser) next(ev *trace.Event) error {
 	if tp.err != nil {
 		return tp.err
