@@ -124,3 +124,72 @@ func (m *Model) checkBounds() error {
 	}
 	return nil
 }
+
+// clampToBounds brings a fitted model within the physical bounds: a fit
+// on a capture's own D2C times can extrapolate past them (public/
+// hadoop-node8's 1,755 writes fit 168 us per byte, 176 s for 1 MiB), and
+// Calibrate must return a model Validate accepts. Each value beyond its
+// bound is set to the bound.
+func (m *Model) clampToBounds() {
+	const max = float64(MaxServiceTime)
+	dur := func(d *time.Duration, signed bool) {
+		*d = min(*d, MaxServiceTime)
+		if signed {
+			*d = maxDur(*d, -MaxServiceTime)
+		} else {
+			*d = maxDur(*d, 0)
+		}
+	}
+	term := func(v *float64, at float64) { *v = math.Min(*v, max/at) }
+	table := func(q Quantiles, bound float64) {
+		for i := range q.X {
+			q.X[i] = math.Min(math.Max(q.X[i], -bound), bound)
+		}
+	}
+	if n := m.NonRotational; n != nil {
+		n.Parallelism = min(n.Parallelism, maxParallelism)
+		n.Slope = math.Min(n.Slope, maxFactor)
+		for i := range n.Factors {
+			n.Factors[i] = math.Min(n.Factors[i], maxFactor)
+		}
+		for _, t := range [...]*OpTiming{n.Read, n.Write, n.Other} {
+			if t == nil {
+				continue
+			}
+			dur(&t.Base, false)
+			term(&t.PerByte, boundBytes)
+			table(t.Residual, maxFactor)
+			for _, q := range t.ByInflight {
+				table(q, maxFactor)
+			}
+		}
+		if b := n.Batching; b != nil {
+			for _, d := range []*time.Duration{&b.JoinLead, &b.JoinWindow, &b.Drain, &b.BunchGap} {
+				dur(d, false)
+			}
+			for _, ds := range [][]time.Duration{b.OpDrain, b.OpJoinLead, b.OpJoinWindow} {
+				for i := range ds {
+					dur(&ds[i], false)
+				}
+			}
+		}
+	}
+	if r := m.Rotational; r != nil {
+		for _, d := range []*time.Duration{&r.Overhead, &r.SeekLongBase, &r.SeqBase, &r.Revolution} {
+			dur(d, false)
+		}
+		dur(&r.Write, true)
+		term(&r.SeekSqrt, math.Sqrt(boundSectors))
+		term(&r.SeekLongPerSector, boundSectors)
+		term(&r.PerByte, boundBytes)
+		table(r.Residual, max)
+		table(r.SeqResidual, max)
+	}
+}
+
+func maxDur(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}

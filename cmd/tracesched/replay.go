@@ -348,7 +348,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 // loadSide reads a whole input into a diff side.
 func loadSide(ios *IOStreams, name string) (*diff.Side, trace.Meta, error) {
 	side := diff.NewSide(trace.Meta{})
-	meta, _, err := readInput(ios, name, "reading "+name, func(e *trace.Event) error {
+	meta, diag, err := readInput(ios, name, "reading "+name, func(e *trace.Event) error {
 		side.Add(e)
 		return nil
 	})
@@ -357,6 +357,7 @@ func loadSide(ios *IOStreams, name string) (*diff.Side, trace.Meta, error) {
 	}
 	side.Meta = meta
 	side.Finish()
+	warnIncomplete(ios, name, diag, countIncomplete(side.Requests), uint64(len(side.Requests)))
 	return side, meta, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -60,6 +61,7 @@ func summarize(ios *IOStreams, name string, btt bool) (trace.Summary, trace.Meta
 	}
 	sum.SetDiagnostics(diag.DroppedEvents, diag.MissingCPUFiles)
 	res := sum.Result()
+	warnIncomplete(ios, name, diag, res.Requests.Incomplete, res.Requests.Total)
 	for i := range res.Cgroups {
 		if res.Cgroups[i].Path == "" {
 			res.Cgroups[i].Path = meta.Cgroups[res.Cgroups[i].ID]
@@ -100,7 +102,12 @@ func writeStatsText(w io.Writer, s *trace.Summary, meta trace.Meta, by string) e
 		s.Requests.Total, s.Requests.Reads, mib(s.Requests.BytesRead), s.Requests.Writes, mib(s.Requests.BytesWritten),
 		s.Merges.Back, s.Merges.Front)
 	if s.Requests.NoQueue > 0 || s.Requests.Incomplete > 0 {
-		fmt.Fprintf(w, "in flight at start %d, never completed %d\n", s.Requests.NoQueue, s.Requests.Incomplete)
+		fmt.Fprintf(w, "in flight at start %d, never completed %d", s.Requests.NoQueue, s.Requests.Incomplete)
+		if n := s.Rebuild.Abandoned; n > 0 {
+			fmt.Fprintf(w, " (%d closed while in flight: issued over %v before a later event, or beyond %d in flight on their device)",
+				n, time.Duration(trace.RebuildInFlightTimeout), trace.RebuildMaxInFlight)
+		}
+		fmt.Fprintln(w)
 	}
 	if s.DroppedEvents > 0 || len(s.MissingCPUFiles) > 0 {
 		fmt.Fprintf(w, "dropped events %d, missing CPU files %v\n", s.DroppedEvents, s.MissingCPUFiles)

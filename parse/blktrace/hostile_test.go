@@ -86,21 +86,53 @@ func TestBitFlippedTimeRefused(t *testing.T) {
 	}
 }
 
-// A text line with a time beyond the bound is refused at its line.
-func TestTextTimeBeyondBound(t *testing.T) {
-	txt := "  8,0    0        1     0.000000000   100  Q   R 0 + 8 [fio]\n" +
-		"  8,0    0        2 4611686018.427387904   100  C   R 0 + 8 [0]\n"
-	r, err := NewTextReader(strings.NewReader(txt), "t.txt")
+// Issue 14 item 4: print_trace_line (kernel/trace/trace.c) writes
+// "CPU:%d [LOST %lu EVENTS]\n" in-band before the next record when the
+// ring buffer dropped events, in bin mode too; the reader stopped with
+// "bad magic 0x544e4556". The lines are skipped and their counts reported
+// as dropped events, and every record is still read.
+func TestFtraceBinLostLines(t *testing.T) {
+	b := zstdFile(t, fixtureFile(t, "fx-ftrace-bin", ".pipe.bin.zst"))
+	rec := func(off int) int { return 16 + 48 + int(binary.LittleEndian.Uint16(b[off+16+46:])) }
+	// After the 2nd record, and after the 5th (two lines in a row there).
+	off2 := rec(0)
+	off2 += rec(off2)
+	off5 := off2
+	for i := 0; i < 3; i++ {
+		off5 += rec(off5)
+	}
+	var m []byte
+	m = append(m, b[:off2]...)
+	m = append(m, "CPU:0 [LOST 7 EVENTS]\n"...)
+	m = append(m, b[off2:off5]...)
+	m = append(m, "CPU:3 [LOST 12 EVENTS]\nCPU:1 [LOST 1 EVENTS]\n"...)
+	m = append(m, b[off5:]...)
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig.bin")
+	lossy := filepath.Join(dir, "lossy.bin")
+	os.WriteFile(orig, b, 0o644)
+	os.WriteFile(lossy, m, 0o644)
+	want, _ := openAll(t, orig)
+	got, in := openAll(t, lossy)
+	if len(got) != len(want) {
+		t.Fatalf("%d events with loss lines, %d without", len(got), len(want))
+	}
+	if d := in.Diagnostics().DroppedEvents; d != 20 {
+		t.Errorf("dropped events %d, want 7+12+1", d)
+	}
+	// A line that is not a loss line names its offset.
+	bad := append(append(append([]byte{}, b[:off2]...), "CPU:0 [LOST many EVENTS]\n"...), b[off2:]...)
+	os.WriteFile(lossy, bad, 0o644)
+	in2, err := Open(lossy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err = r.ReadEvent(); err != nil {
-			break
-		}
+	defer in2.Close()
+	for err == nil {
+		_, err = in2.ReadEvent()
 	}
-	var se *SyntaxError
-	if !errors.As(err, &se) || se.Line != 2 || se.File != "t.txt" {
-		t.Fatalf("got %v, want a SyntaxError at t.txt:2", err)
+	fe := asFormatError(err)
+	if fe == nil || fe.Offset != int64(off2) || !strings.Contains(fe.Error(), "loss line") {
+		t.Errorf("got %v, want a FormatError at offset %#x about the loss line", err, off2)
 	}
 }
