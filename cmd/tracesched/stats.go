@@ -147,7 +147,7 @@ func writeStatsText(w io.Writer, s *trace.Summary, meta trace.Meta, by string) e
 		fmt.Fprintln(w)
 		fmt.Fprintln(tw, "pid\tcomm\trequests\tMiB\tMiB/s\t")
 		for _, p := range s.Processes {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t\n", p.PID, p.Comm, p.Requests, float64(p.Bytes)/(1<<20), p.MiBPerS)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t\n", p.PID, trace.Printable(p.Comm), p.Requests, float64(p.Bytes)/(1<<20), p.MiBPerS)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package blktrace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -134,5 +135,66 @@ func TestFtraceBinLostLines(t *testing.T) {
 	fe := asFormatError(err)
 	if fe == nil || fe.Offset != int64(off2) || !strings.Contains(fe.Error(), "loss line") {
 		t.Errorf("got %v, want a FormatError at offset %#x about the loss line", err, off2)
+	}
+}
+
+// Issue 14 item 10: a NUL or an ESC in the first 512 bytes of a text
+// capture made it read as binary, and a UTF-8 BOM was refused. Both now
+// read as text: the BOM is skipped, a process name with an ESC is kept
+// (printing sanitises it), and a line with a NUL that does not parse says
+// where it is.
+func TestTextWithStrayBytes(t *testing.T) {
+	txt := zstdFile(t, fixtureFile(t, "fx-mqdl-rw-nocg", ".blkparse.txt.zst"))
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	want, _ := openAll(t, write("plain.txt", txt))
+
+	got, _ := openAll(t, write("bom.txt", append([]byte{0xef, 0xbb, 0xbf}, txt...)))
+	if len(got) != len(want) {
+		t.Errorf("with a BOM: %d events, want %d", len(got), len(want))
+	}
+	r, err := NewTextReader(bytes.NewReader(append([]byte{0xef, 0xbb, 0xbf}, txt...)), "bom.txt")
+	if err != nil {
+		t.Fatalf("NewTextReader with a BOM: %v", err)
+	}
+	if ev, err := r.ReadEvent(); err != nil || ev.Action != want[0].Action || ev.Time != want[0].Time {
+		t.Errorf("NewTextReader with a BOM: first event %v, %v; want %v", ev, err, want[0])
+	}
+
+	// An ESC inside the first line's process name: "[fio]" -> "[f\x1bio]".
+	nl := bytes.IndexByte(txt, '\n')
+	first := string(txt[:nl])
+	i := strings.LastIndex(first, "[")
+	if i < 0 {
+		t.Fatalf("first line %q has no [comm]", first)
+	}
+	esc := append(append(append([]byte{}, txt[:i+2]...), 0x1b), txt[i+2:]...)
+	got, _ = openAll(t, write("esc.txt", esc))
+	if len(got) != len(want) {
+		t.Errorf("with an ESC: %d events, want %d", len(got), len(want))
+	}
+
+	// A NUL in the middle of the 3rd line: text, and the line is refused at
+	// its position.
+	off := 0
+	for k := 0; k < 2; k++ {
+		off += bytes.IndexByte(txt[off:], '\n') + 1
+	}
+	nul := append(append(append([]byte{}, txt[:off+20]...), 0), txt[off+20:]...)
+	in, err := Open(write("nul.txt", nul))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	for err == nil {
+		_, err = in.ReadEvent()
+	}
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Line != 3 {
+		t.Errorf("with a NUL on line 3: %v, want a SyntaxError on line 3 (text, not binary)", err)
 	}
 }

@@ -42,7 +42,7 @@ type TextReader struct {
 // refuses input that looks binary.
 func NewTextReader(r io.Reader, name string) (*TextReader, error) {
 	br := bufio.NewReaderSize(r, readBufSize)
-	head, _ := br.Peek(512)
+	head := skipBOM(br)
 	if looksBinary(head) {
 		return nil, &SyntaxError{File: name, Line: 1, Column: 1, Err: errors.New("binary data, not text")}
 	}
