@@ -46,3 +46,16 @@ func fmtOrNA(format string, width int, v float64) string {
 	}
 	return fmt.Sprintf(format, v)
 }
+
+// defaultWeight is the weight a cgroup has when none was set: BFQ's
+// BFQ_DEFAULT_GRP_WEIGHT (100) and CFQ's CFQ_WEIGHT_LEGACY_DFL (500); 0
+// for schedulers without weights.
+func defaultWeight(sched string) int {
+	switch sched {
+	case "bfq":
+		return 100
+	case "cfq":
+		return 500
+	}
+	return 0
+}

@@ -100,8 +100,20 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 		line("")
 		line("cgroups (window %s s, %d windows)", fsec(r.Bandwidth.WindowSeconds), r.Bandwidth.Windows)
 		line("  %-22s %6s %10s %10s %7s %7s %8s %6s", "cgroup", "weight", "real MiB/s", "pred MiB/s", "real %", "pred %", "error", "KS")
+		defaulted := false
 		for _, c := range r.Cgroups {
-			line("  %-22s %6d %10.2f %10.2f %7.1f %7.1f %+8.4f %6.3f", cgName(c.ID, c.Path), c.Weight, c.RealMiBps, c.PredMiBps, 100*c.RealShare, 100*c.PredShare, c.ShareError, c.KS)
+			w := fmt.Sprint(c.Weight)
+			if c.Weight == 0 {
+				// Not given: the scheduler's default, marked (0 read as a weight).
+				w = "-"
+				if d := defaultWeight(r.Scheduler); d > 0 {
+					w, defaulted = fmt.Sprintf("%d*", d), true
+				}
+			}
+			line("  %-22s %6s %10.2f %10.2f %7.1f %7.1f %+8.4f %6.3f", cgName(c.ID, c.Path), w, c.RealMiBps, c.PredMiBps, 100*c.RealShare, 100*c.PredShare, c.ShareError, c.KS)
+		}
+		if defaulted {
+			line("  * not given with --weight: %s's default weight", r.Scheduler)
 		}
 	}
 	m := &r.Merges

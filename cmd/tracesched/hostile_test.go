@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,76 @@ func TestDiffTwoRealRuns(t *testing.T) {
 	}
 	if _, _, code := run(t, "diff", "--map-pid", "x=1", a, b); code != exitUsage {
 		t.Errorf("--map-pid x=1: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// Issue 14 item 11: values accepted silently are refused as usage errors
+// (exit 2) or warned about.
+func TestSilentlyAcceptedValues(t *testing.T) {
+	fx := fixture(t, "fx-bfq-2cg-w100-900")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "--sched", "none", "--hz", "0", fx}, "--hz"},
+		{[]string{"replay", "--sched", "bfq", "--set", "slice_idle_us=-1", fx}, "negative"},
+		{[]string{"replay", "--sched", "bfq", "--set", "nr_requests=99999999999999", fx}, "nr_requests"},
+		{[]string{"replay", "--sched", "bfq", "--set", "queue/queue_depth=20000", fx}, "queue_depth"},
+		{[]string{"bogus"}, "unknown command"},
+	} {
+		_, errOut, code := run(t, c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q: want exit 2 naming %q", c.args, code, errOut, c.want)
+		}
+	}
+	// A --weight for a cgroup the capture does not have is a warning; a
+	// cgroup without a weight is shown with BFQ's default, marked.
+	out, errOut, code := run(t, "replay", "--sched", "bfq", "--weight", "999=100", "--weight", "1181=300", fx)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "warning: --weight for cgroup 999") {
+		t.Errorf("stderr %q: want a warning for cgroup 999", errOut)
+	}
+	if !strings.Contains(out, " 100*") || !strings.Contains(out, "default weight") {
+		t.Errorf("cgroup 1201 without --weight not shown as the default 100*:\n%s", out)
+	}
+	// stats on convert's requests file says what it is.
+	dir := t.TempDir()
+	req := filepath.Join(dir, "req.arrow")
+	if _, errOut, code := run(t, "convert", fixture(t, "fx-mqdl-rw-nocg"), "-o", req); code != exitOK {
+		t.Fatalf("convert: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = run(t, "stats", req)
+	if code != exitError || !strings.Contains(errOut, "is a requests file") || !strings.Contains(errOut, "--events") {
+		t.Errorf("stats REQ.arrow: exit %d, stderr %q: want a clear refusal", code, errOut)
+	}
+}
+
+// Issue 14 item 11: a missing per-CPU file leaves most of hadoop-node8's
+// requests never completed; the warning says how many.
+func TestMissingCPUFileWarningCounts(t *testing.T) {
+	in := shared.Path(t, "captures", "public", "hadoop-node8")
+	out, errOut, code := run(t, "stats", "--json", in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var m struct {
+		Requests struct {
+			Total      *uint64 `json:"total"`
+			Incomplete *uint64 `json:"incomplete"`
+		} `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.Requests.Total == nil || m.Requests.Incomplete == nil {
+		t.Fatalf("stats --json: %v, requests.total/incomplete missing", err)
+	}
+	// The per-CPU file of CPU 2 is missing: more than a third of the
+	// requests lost their C. The warning carries stats' own counts.
+	tot, inc := *m.Requests.Total, *m.Requests.Incomplete
+	if inc*3 < tot {
+		t.Errorf("%d of %d never complete: want most of hadoop-node8's", inc, tot)
+	}
+	if want := fmt.Sprintf("%d of %d requests never complete", inc, tot); !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q: want %q", errOut, want)
 	}
 }

@@ -39,6 +39,9 @@ func openInput(name string) (source, error) {
 				r, err := trace.OpenEvents(f)
 				if err != nil {
 					f.Close()
+					if herr := requestsFileHint(name, err); herr != err {
+						return nil, herr
+					}
 					return nil, fmt.Errorf("%s: %w", name, err)
 				}
 				return &arrowSource{EventFileReader: r, f: f}, nil

@@ -112,7 +112,7 @@ func parseSets(sets []string) (map[string]string, error) {
 	m := map[string]string{}
 	for _, s := range sets {
 		k, v, ok := strings.Cut(s, "=")
-		k = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(k), "queue/"), "iosched/")
+		k = replay.AttrName(k)
 		if !ok || k == "" {
 			return nil, usagef("invalid --set %q: want NAME=VALUE", s)
 		}
@@ -202,8 +202,8 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 	}
 	if v, ok := sets["nr_requests"]; ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 4 {
-			return q, usagef("invalid --set nr_requests=%s: want a whole number of at least 4", v)
+		if err != nil || n < 4 || n > maxQueueDepth {
+			return q, usagef("invalid --set nr_requests=%s: want a whole number from 4 to %d (BLK_MQ_MAX_DEPTH)", v, maxQueueDepth)
 		}
 		q.NrRequests = n
 	}
@@ -216,8 +216,8 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 	}
 	if v, ok := sets["queue_depth"]; ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return q, usagef("invalid --set queue_depth=%s: want a positive whole number", v)
+		if err != nil || n < 1 || n > maxQueueDepth {
+			return q, usagef("invalid --set queue_depth=%s: want a whole number from 1 to %d (BLK_MQ_MAX_DEPTH)", v, maxQueueDepth)
 		}
 		q.Depth = n
 	}
@@ -242,6 +242,9 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	if opts.kernel != "" && len(model.kernels) == 0 {
 		return usagef("--kernel: the %s model has no kernel presets", model.name)
 	}
+	if err := checkHZ(opts.hz); err != nil {
+		return err
+	}
 
 	if err := checkOptions(model, replay.Options{Set: ioschedSets(sets), Kernel: opts.kernel, Features: features, HZ: opts.hz}, replay.Queue{Rotational: true, Depth: 32, NrRequests: 256, MaxSectors: 2560}); err != nil {
 		return err
@@ -256,6 +259,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	if err != nil {
 		return err
 	}
+	warnUnknownWeights(ios, opts.input, weights, realSide)
 
 	// 2. The workload: the capture's bios per process, streamed again at replay.
 	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return openInput(opts.input) })

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -38,7 +39,8 @@ func Main(args []string, ios *IOStreams) exitCode {
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: %v\n", err)
 	var ue *usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra reports an unknown command as a plain error: usage too.
 		return exitUsage
 	}
 	return exitError
