@@ -279,7 +279,7 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 	}
 	if !d.fill(hl) {
 		if d.rerr != nil {
-			return false, d.failErr(d.off, d.rerr)
+			return false, d.failErr(d.off, explainRead(d.rerr))
 		}
 		if d.end == d.pos {
 			d.err = io.EOF
@@ -322,7 +322,7 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 	total := hl + pdulen
 	if !d.fill(total) {
 		if d.rerr != nil {
-			return false, d.failErr(d.off, d.rerr)
+			return false, d.failErr(d.off, explainRead(d.rerr))
 		}
 		return false, d.failErr(d.off, fmt.Errorf("%w: pdu_len %d, only %d of %d bytes left", ErrTruncated, pdulen, d.end-d.pos, total))
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -196,5 +198,74 @@ func TestTextWithStrayBytes(t *testing.T) {
 	var se *SyntaxError
 	if !errors.As(err, &se) || se.Line != 3 {
 		t.Errorf("with a NUL on line 3: %v, want a SyntaxError on line 3 (text, not binary)", err)
+	}
+}
+
+// zstdBytes compresses b.
+func zstdBytes(tb testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+// readErr reads path to its end and returns the error that ended it.
+func readErr(tb testing.TB, path string) error {
+	in, err := Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	for {
+		if _, err := in.ReadEvent(); err != nil {
+			return err
+		}
+	}
+}
+
+// Issue 14 item 6: a truncated .txt.zst printed "unexpected EOF" with no
+// file; a valid zstd file with a window over the reader's limit printed
+// "window size exceeded" with no hint. Both now name the file and where,
+// and say what to do.
+func TestCompressedReadErrorsSayWhere(t *testing.T) {
+	dir := t.TempDir()
+	txtz, err := os.ReadFile(fixtureFile(t, "fx-mqdl-rw-nocg", ".blkparse.txt.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.txt.zst")
+	os.WriteFile(cut, txtz[:len(txtz)/2], 0o644)
+	err = readErr(t, cut)
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.File != cut || se.Line < 2 || !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("truncated .txt.zst: %v, want a SyntaxError naming %s, its line, and truncation", err, cut)
+	}
+
+	binz, err := os.ReadFile(fixtureFile(t, "fx-mqdl-rw-nocg", ".blktrace.0.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutb := filepath.Join(dir, "cutb.blktrace.0.zst")
+	os.WriteFile(cutb, binz[:len(binz)*2/3], 0o644)
+	fe := asFormatError(readErr(t, cutb))
+	if fe == nil || fe.File != cutb || fe.Offset == 0 || !errors.Is(fe, io.ErrUnexpectedEOF) {
+		t.Errorf("truncated .blktrace.0.zst: %v, want a FormatError naming the file and an offset", fe)
+	}
+
+	// A 2 GiB window declared in the frame header (zstd --long=31).
+	long := zstdBytes(t, zstdFile(t, fixtureFile(t, "fx-mqdl-rw-nocg", ".blkparse.txt.zst")))
+	if long[4]&0x20 != 0 {
+		t.Skip("single-segment frame: no window descriptor to set")
+	}
+	long[5] = 21 << 3 // windowLog 31
+	lp := filepath.Join(dir, "long.txt.zst")
+	os.WriteFile(lp, long, 0o644)
+	err = readErr(t, lp)
+	if !errors.As(err, &se) || se.File != lp || !errors.Is(err, zstd.ErrWindowSizeExceeded) || !strings.Contains(err.Error(), "--long=30") {
+		t.Errorf("long-window zstd: %v, want the file, the limit and how to recompress", err)
 	}
 }

@@ -343,7 +343,7 @@ func decompress(r io.Reader, nstreams int) (io.Reader, io.Closer, string, error)
 		if nstreams > 2 {
 			conc = 1
 		}
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(conc), zstd.WithDecoderMaxMemory(1<<30))
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(conc), zstd.WithDecoderMaxMemory(1<<30), zstd.WithDecoderMaxWindow(maxZstdWindow))
 		if err != nil {
 			return nil, nil, "", err
 		}

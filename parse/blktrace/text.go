@@ -132,8 +132,10 @@ func (tp *textParser) next(ev *trace.Event) error {
 			return tp.syntax(1, "line longer than %d bytes", min(len(b), maxLine))
 		}
 		if err != nil && err != io.EOF {
-			tp.err = err
-			return err
+			// A read error (a truncated or unreadable compressed file) at
+			// the line being read.
+			tp.err = &SyntaxError{File: tp.name, Line: tp.line + 1, Column: 1, Err: explainRead(err)}
+			return tp.err
 		}
 		if len(b) == 0 && err == io.EOF {
 			tp.err = io.EOF

@@ -7,7 +7,7 @@
 //	mutate issueonly N OUT        N D records without any C (v7 little-endian, one CPU)
 //	mutate ftracelost IN OUT      an ftrace bin stream with "CPU:0 [LOST 7 EVENTS]" before its 3rd record
 //	mutate truncate IN OUT FRAC   the first FRAC (0..1) of IN's bytes, compressed again when OUT ends in .zst
-//	mutate longwindow IN OUT      IN compressed with a 512 MiB zstd window
+//	mutate longwindow IN OUT      IN compressed by zstd, its frame declaring a 2 GiB window (zstd --long=31)
 //	mutate prefix IN OUT HEX      HEX bytes, then IN's bytes (for a BOM, a NUL, an ESC)
 //	mutate comm IN OUT            blkparse text IN with every process name replaced by one holding terminal escapes
 package main
@@ -98,7 +98,13 @@ func run(cmd string, a []string) error {
 		}
 		w.Write(in)
 		w.Close()
-		return os.WriteFile(a[1], b.Bytes(), 0o644)
+		// Declare a 2 GiB window (zstd --long=31) in the frame header:
+		// Window_Descriptor = exponent 21 (windowLog 31) << 3.
+		out := b.Bytes()
+		if out[4]&0x20 == 0 { // not Single_Segment: the descriptor follows
+			out[5] = 21 << 3
+		}
+		return os.WriteFile(a[1], out, 0o644)
 	case "prefix":
 		p, err := hex.DecodeString(a[2])
 		if err != nil {
