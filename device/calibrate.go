@@ -311,6 +311,7 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 			flatten(m.NonRotational, use, opts.Quantiles)
 		}
 	}
+	m.clampToBounds()
 	return m
 }
 

@@ -232,9 +232,11 @@ func hingeErr(sum, cnt []float64, p int, c, slope float64) float64 {
 //  3. With seek, transfer and write costs fixed, the rest e of a random
 //     access's service time is overhead plus positional delay: the
 //     revolution is sqrt(12*var(e)) (e uniform over a revolution), the
-//     overhead mean(e) - revolution/2, and the residual table the quantiles
+//     overhead mean(e) - revolution/2 (at least 0: a rest that is not
+//     uniform can make it negative), and the residual table the quantiles
 //     of e - overhead. Sequential accesses likewise give SeqBase = mean of
-//     their rest and SeqResidual its centred quantiles.
+//     their rest (at least 0) and SeqResidual the quantiles of the rest
+//     less SeqBase.
 func fitRotational(ss []sample, seqWindow uint64, nq int) *Rotational {
 	r := &Rotational{SeqWindow: seqWindow}
 	var use []sample
@@ -330,7 +332,9 @@ func fitRotational(ss []sample, seqWindow uint64, nq int) *Rotational {
 	if len(rnd) > 0 {
 		rev := math.Sqrt(12 * variance(rnd))
 		r.Revolution = time.Duration(math.Round(rev))
-		r.Overhead = time.Duration(math.Round(mean(rnd) - rev/2))
+		// A rest not uniform over a revolution can give mean - rev/2 < 0:
+		// the overhead is then 0 and the residual table carries the rest.
+		r.Overhead = time.Duration(math.Round(max(mean(rnd)-rev/2, 0)))
 		for i := range rnd {
 			rnd[i] -= float64(r.Overhead)
 		}
@@ -338,7 +342,7 @@ func fitRotational(ss []sample, seqWindow uint64, nq int) *Rotational {
 	}
 	if len(seq) > 0 {
 		m := mean(seq)
-		r.SeqBase = time.Duration(math.Round(m))
+		r.SeqBase = time.Duration(math.Round(max(m, 0)))
 		for i := range seq {
 			seq[i] -= float64(r.SeqBase)
 		}

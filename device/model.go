@@ -255,7 +255,8 @@ func distance(head, sector uint64) uint64 {
 	return head - sector
 }
 
-// Validate reports the first inconsistency of m, or nil.
+// Validate reports the first inconsistency of m, or its first value
+// outside the physical bounds (MaxServiceTime and bounds.go), or nil.
 func (m *Model) Validate() error {
 	if m.Version != Version && m.Version != 1 {
 		return fmt.Errorf("unsupported device model version %d (want 1 or %d)", m.Version, Version)
@@ -330,7 +331,7 @@ func (m *Model) Validate() error {
 	default:
 		return fmt.Errorf("invalid device model kind %q", m.Kind)
 	}
-	return nil
+	return m.checkBounds()
 }
 
 // Save writes m as indented JSON (the form doc.go describes).

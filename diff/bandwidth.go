@@ -49,7 +49,7 @@ type Cgroup struct {
 
 // Bandwidth holds the per-cgroup comparison's figures over all cgroups.
 type Bandwidth struct {
-	WindowSeconds float64 `json:"window_seconds"` // width of each window, s
+	WindowSeconds float64 `json:"window_seconds"` // width of each window, s: Options.Window, widened to keep within MaxWindows
 	Windows       int     `json:"windows"`        // windows in each series, from time 0
 	// WorstShareError is the largest |ShareError| over cgroups, and
 	// WorstCgroup the id of the first cgroup reaching it.
@@ -64,12 +64,12 @@ type Bandwidth struct {
 
 // compareBandwidth builds the Cgroup list (sorted by id) and the figures.
 func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
-	win := int64(opts.Window)
 	rl := real.prepared().last
 	pl := pred.prepared().last
 	end := max(rl, pl, 0)
+	win := windowFor(int64(opts.Window), int64(end))
 	nw := int(int64(end)/win) + 1
-	bw := Bandwidth{WindowSeconds: opts.Window.Seconds(), Windows: nw, Fairness: 1}
+	bw := Bandwidth{WindowSeconds: float64(win) / 1e9, Windows: nw, Fairness: 1}
 
 	type acc struct {
 		bytes       [2]uint64
@@ -124,7 +124,7 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 		sum[1] += rate(a, 1)
 	}
 	minSlow, maxSlow := math.Inf(1), math.Inf(-1)
-	ws := opts.Window.Seconds()
+	ws := float64(win) / 1e9
 	for _, id := range ids {
 		a := cgs[id]
 		c := Cgroup{ID: id, Path: cgroupPath(id, real, pred), Weight: opts.Weights[id], RealBytes: a.bytes[0], PredBytes: a.bytes[1]}
@@ -173,6 +173,24 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 		bw.Fairness = minSlow / maxSlow
 	}
 	return out, bw
+}
+
+// MaxWindows bounds the windows of each bandwidth series: a capture longer
+// than MaxWindows windows of Options.Window is measured in wider windows
+// (a whole multiple of Options.Window; Bandwidth.WindowSeconds says which),
+// so the series' memory is bounded whatever the span (about 8 bytes per
+// window and series, six series per cgroup).
+const MaxWindows = 1 << 16
+
+// windowFor returns the window width (ns) for a span ending at end (ns):
+// win, or the smallest multiple of it that covers end in MaxWindows
+// windows.
+func windowFor(win, end int64) int64 {
+	if end/win < MaxWindows {
+		return win
+	}
+	k := end/win/MaxWindows + 1
+	return k * win
 }
 
 // ksDistance returns the two-sample Kolmogorov-Smirnov statistic

@@ -90,6 +90,8 @@ type Divergence struct {
 // 1 - 2*inversions/(n(n-1)/2). Displacement of a bio = its predicted
 // position - its real position.
 type Order struct {
+	// KendallTau is NaN, null in JSON and "n/a" in text, when no bio is
+	// matched: a comparison of nothing is not perfect agreement.
 	KendallTau       float64 `json:"kendall_tau"`
 	MeanDisplacement float64 `json:"mean_displacement"` // mean |displacement|, ranks
 	Divergences      int     `json:"divergences"`       // number of divergent stretches
@@ -171,6 +173,8 @@ func compareOrder(real, pred *Side, rIdx, pIdx []int32, opts Options) Order {
 	n := len(cr)
 	o := Order{Bios: n, KendallTau: 1}
 	if n == 0 {
+		// Nothing to compare: not perfect agreement (see Order.KendallTau).
+		o.KendallTau = math.NaN()
 		return o
 	}
 	// 2. Each side's dispatch order, sorted by (issue time, bio index) once

@@ -53,7 +53,12 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 	line("diff %s: real %d requests over %.3f s, predicted %d over %.3f s", sched, r.Requests, r.WallSeconds, r.PredictedRequests, r.SimulatedSeconds)
 	line("")
 	o := &r.DispatchOrder
-	line("  dispatch tau       %8.4f   mean displacement %.1f ranks, %d divergences", o.KendallTau, o.MeanDisplacement, o.Divergences)
+	if !r.Compared() {
+		line("  no comparison: the two traces share no bio (no process and position in its stream on both sides);")
+		line("  dispatch order and think times are not compared (n/a). Two runs of one workload: map their")
+		line("  processes with --map auto (command name and start order) or --map-pid REAL=PREDICTED.")
+	}
+	line("  dispatch tau       %s   mean displacement %.1f ranks, %d divergences", fmtOrNA("%8.4f", 8, o.KendallTau), o.MeanDisplacement, o.Divergences)
 	worst := "no cgroups"
 	if len(r.Cgroups) > 0 {
 		worst = "cgroup " + cgName(r.Cgroups[0].ID, r.Cgroups[0].Path)
@@ -66,7 +71,7 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 	}
 	line("  worst share error  %8.4f   %s; fairness %.3f", r.Bandwidth.WorstShareError, worst, r.Bandwidth.Fairness)
 	tt := &r.ThinkTime
-	line("  think-time agree   %7.1f%%   %d requests compared, %d queues", 100*tt.Agreement, tt.Compared, tt.Queues)
+	line("  think-time agree   %s   %d requests compared, %d queues", fmtOrNA("%7.1f%%", 8, 100*tt.Agreement), tt.Compared, tt.Queues)
 	line("  D2C demerit        %7.1f%%   %s s RMS; Q2C %.1f%%", 100*r.Latency.D2CDemerit, fsec(r.Latency.D2C.Demerit), 100*r.Latency.Q2CDemerit)
 	line("")
 	id := &r.Identity
@@ -95,8 +100,20 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 		line("")
 		line("cgroups (window %s s, %d windows)", fsec(r.Bandwidth.WindowSeconds), r.Bandwidth.Windows)
 		line("  %-22s %6s %10s %10s %7s %7s %8s %6s", "cgroup", "weight", "real MiB/s", "pred MiB/s", "real %", "pred %", "error", "KS")
+		defaulted := false
 		for _, c := range r.Cgroups {
-			line("  %-22s %6d %10.2f %10.2f %7.1f %7.1f %+8.4f %6.3f", cgName(c.ID, c.Path), c.Weight, c.RealMiBps, c.PredMiBps, 100*c.RealShare, 100*c.PredShare, c.ShareError, c.KS)
+			w := fmt.Sprint(c.Weight)
+			if c.Weight == 0 {
+				// Not given: the scheduler's default, marked (0 read as a weight).
+				w = "-"
+				if d := defaultWeight(r.Scheduler); d > 0 {
+					w, defaulted = fmt.Sprintf("%d*", d), true
+				}
+			}
+			line("  %-22s %6s %10.2f %10.2f %7.1f %7.1f %+8.4f %6.3f", cgName(c.ID, c.Path), w, c.RealMiBps, c.PredMiBps, 100*c.RealShare, 100*c.PredShare, c.ShareError, c.KS)
+		}
+		if defaulted {
+			line("  * not given with --weight: %s's default weight", r.Scheduler)
 		}
 	}
 	m := &r.Merges

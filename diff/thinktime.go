@@ -2,6 +2,7 @@ package diff
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,7 +86,7 @@ type LoggedAgreement struct {
 // queue are sampled here but not in the kernel. Queue merges (bfqSHARED-)
 // are not followed: a merged process keeps its own queue.
 type ThinkTime struct {
-	Agreement float64 `json:"agreement"`       // fraction of compared requests whose classes agree; 1 when none
+	Agreement float64 `json:"agreement"`       // fraction of compared requests whose classes agree; NaN (null in JSON, "n/a" in text) when none
 	Queues    int     `json:"queues"`          // sync queues on either side
 	RealShort int     `json:"real_short"`      // sync queues short for at least half their requests, real
 	PredShort int     `json:"predicted_short"` // the same, predicted
@@ -307,6 +308,8 @@ func compareThink(real, pred *Side, rIdx, pIdx []int32, opts Options) ThinkTime 
 	}
 	if tt.Compared > 0 {
 		tt.Agreement = float64(agree) / float64(tt.Compared)
+	} else {
+		tt.Agreement = math.NaN() // nothing compared: n/a, not 100 %
 	}
 	for _, side := range []struct {
 		ts   thinkSide

@@ -15,6 +15,13 @@ type Time int64
 // I/O still in flight when the capture ended).
 const NoTime Time = math.MinInt64
 
+// MaxSpan is the physical bound on a capture's times: no event is more
+// than 30 days from the capture's origin. Readers refuse a time beyond it
+// (a flipped high bit of a record's time makes a capture centuries long),
+// so that nothing sized by a capture's span (bandwidth windows, timers)
+// can grow without bound.
+const MaxSpan Time = 30 * 24 * 3600 * 1e9
+
 // Valid reports whether t is an observed time (not NoTime).
 func (t Time) Valid() bool { return t != NoTime }
 

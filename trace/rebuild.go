@@ -51,7 +51,9 @@ import (
 //     makes itself (a flush's zero-byte preflush, passthrough requests) have
 //     no bio either and are flagged FlagNoQueue too; RebuildStats counts
 //     them apart (Flushes, Passthrough).
-//   - Requests still open at Close are emitted with FlagIncomplete.
+//   - Requests still open at Close are emitted with FlagIncomplete, and so
+//     are issued requests that exceed RebuildMaxInFlight or
+//     RebuildInFlightTimeout on the way (RebuildStats.Abandoned).
 //   - Bios that never join a request (their G was dropped, or they merged
 //     into a request the capture never showed) are emitted with Request 0
 //     after rbStaleAfter of trace time, or at Close.
@@ -110,7 +112,11 @@ type RebuildStats struct {
 	UnmatchedC  uint64 // C with no issued request nor queued bio: in flight at start
 	Flushes     uint64 // zero-byte flush requests the kernel made itself (FlagNoQueue)
 	Passthrough uint64 // passthrough (PC) requests with no bio (FlagNoQueue)
-	Incomplete  uint64 // requests still open at Close (FlagIncomplete)
+	Incomplete  uint64 // requests emitted with FlagIncomplete: open at Close, or abandoned
+	// Abandoned counts the issued requests closed as never completed before
+	// Close: beyond RebuildMaxInFlight on their device, or issued more than
+	// RebuildInFlightTimeout before the latest event (included in Incomplete).
+	Abandoned uint64
 
 	Requeues      uint64 // R events matched to an issued request
 	Remaps        uint64 // A events
@@ -140,6 +146,23 @@ const (
 	rbRemapTTL = Time(1 * time.Second)
 )
 
+// Bounds on the requests a Rebuilder keeps issued and waiting for their C
+// (a capture whose completions were lost: a missing per-CPU file, a
+// `blktrace -a issue` capture). A request past either is closed as never
+// completed: emitted with FlagIncomplete and counted in
+// RebuildStats.Abandoned. A C that comes for it later is then unmatched
+// (UnmatchedC).
+const (
+	// RebuildMaxInFlight bounds the issued requests of one device: the
+	// blk-mq tag space of a device is at most 10240 per hardware queue
+	// (BLK_MQ_MAX_DEPTH); 65536 leaves room for several hardware queues.
+	RebuildMaxInFlight = 1 << 16
+	// RebuildInFlightTimeout bounds how long a request may stay issued:
+	// twice the block layer's default request timeout (30 s), after which
+	// the kernel has timed the request out (blk_mq_rq_timed_out).
+	RebuildInFlightTimeout = Time(60 * time.Second)
+)
+
 type rbKey struct {
 	dev Dev
 	sec uint64
@@ -154,7 +177,7 @@ type rbDev struct {
 	qEnd     rbIndex[*rbReq]  // queued requests by end
 	issued   rbIndex[*rbReq]  // issued requests by current start
 	remaps   rbIndex[*rbRemap]
-	inflight []*rbReq // issued requests, in issue order
+	inflight rbInflight // issued requests, in issue order
 }
 
 // rbProc is what the Rebuilder keeps of a process.
@@ -208,6 +231,7 @@ type rbReq struct {
 	frags      []*rbFrag
 	issued     bool
 	needInsert bool
+	ifPos      int // position in its device's inflight list while issued; -1: none
 }
 
 type rbRemap struct {
@@ -292,6 +316,7 @@ func (b *Rebuilder) Add(e *Event) {
 		b.now = e.Time
 	}
 	b.expire()
+	b.timeOut(b.dev(e.Dev))
 	switch e.Action {
 	case ActionQueue:
 		b.queue(e)
@@ -518,7 +543,7 @@ func (b *Rebuilder) newReq(e *Event, f *rbFrag) *rbReq {
 			ID: b.lastID, Dev: e.Dev, Sector: e.Sector, Bytes: e.Bytes, Cat: e.Cat.OpFlags(),
 			Queue: NoTime, Get: NoTime, Insert: NoTime, Issue: NoTime, Complete: NoTime,
 		},
-		start: e.Sector, end: e.End(), needInsert: true, frags: r.frags[:0],
+		start: e.Sector, end: e.End(), needInsert: true, frags: r.frags[:0], ifPos: -1,
 	}
 	if f != nil {
 		bio := f.bio
@@ -563,9 +588,7 @@ func (b *Rebuilder) unindex(r *rbReq) {
 	d := b.dev(r.Dev)
 	if r.issued {
 		d.issued.drop(r.start, r)
-		if i := slices.Index(d.inflight, r); i >= 0 {
-			d.inflight = slices.Delete(d.inflight, i, i+1)
-		}
+		d.inflight.remove(r)
 		return
 	}
 	d.qStart.drop(r.start, r)
@@ -723,7 +746,35 @@ func (b *Rebuilder) issue(e *Event) {
 	r.issued = true
 	d = b.dev(r.Dev)
 	d.issued.push(r.start, r)
-	d.inflight = append(d.inflight, r)
+	d.inflight.push(r)
+	// Bounded resources: past RebuildMaxInFlight the oldest issued request
+	// is closed as never completed.
+	for d.inflight.live > RebuildMaxInFlight {
+		b.abandon(d.inflight.oldest())
+	}
+}
+
+// abandon closes an issued request that will not complete (beyond
+// RebuildMaxInFlight, or older than RebuildInFlightTimeout): it is emitted
+// with FlagIncomplete and counted in Incomplete and Abandoned.
+func (b *Rebuilder) abandon(r *rbReq) {
+	r.Flags |= FlagIncomplete
+	b.stats.Incomplete++
+	b.stats.Abandoned++
+	b.unindex(r)
+	b.finishReq(r)
+}
+
+// timeOut abandons the requests of d issued more than
+// RebuildInFlightTimeout before now.
+func (b *Rebuilder) timeOut(d *rbDev) {
+	for {
+		r := d.inflight.oldest()
+		if r == nil || r.Issue+RebuildInFlightTimeout >= b.now {
+			return
+		}
+		b.abandon(r)
+	}
 }
 
 // findIssued returns the oldest issued request on dev starting at sec, else
@@ -733,8 +784,8 @@ func (b *Rebuilder) findIssued(dev Dev, sec uint64, exact bool) *rbReq {
 	if r := rbOldest(d.issued.get(sec)); r != nil || exact {
 		return r
 	}
-	for _, r := range d.inflight {
-		if r.start <= sec && sec < r.end {
+	for _, r := range d.inflight.items[d.inflight.head:] {
+		if r != nil && r.start <= sec && sec < r.end {
 			return r
 		}
 	}
@@ -762,14 +813,13 @@ func (b *Rebuilder) complete(e *Event) {
 			b.finishReq(r)
 		} else {
 			// Partial completion: the request now starts after what completed.
+			// It keeps its place in the inflight list (issue order).
 			b.stats.Partial++
 			r.Flags |= FlagPartial
-			b.unindex(r)
-			r.start = stop
-			r.issued = true
 			d := b.dev(r.Dev)
+			d.issued.drop(r.start, r)
+			r.start = stop
 			d.issued.push(r.start, r)
-			d.inflight = rbInsertByID(d.inflight, r)
 		}
 		if e.Bytes == 0 || stop >= end {
 			return
@@ -1161,14 +1211,58 @@ func rbOldest[T any](l []*T) *T {
 	return l[0]
 }
 
-// rbInsertByID re-inserts r into an in-flight list kept in issue order;
-// partial completions keep their place (the list is short: the I/O in flight).
-func rbInsertByID(l []*rbReq, r *rbReq) []*rbReq {
-	i := 0
-	for i < len(l) && l[i].Issue <= r.Issue {
-		i++
+// rbInflight is a device's issued requests in issue order: a FIFO with
+// removal anywhere in O(1) (the slot is cleared; cleared slots are
+// compacted away once they outnumber the live ones), so that completions
+// out of order, and Close over millions of requests never completed, cost
+// linear time. items[head] is live unless the list is empty.
+type rbInflight struct {
+	items []*rbReq
+	head  int
+	live  int
+}
+
+func (q *rbInflight) push(r *rbReq) {
+	r.ifPos = len(q.items)
+	q.items = append(q.items, r)
+	q.live++
+}
+
+// oldest returns the earliest issued request, nil when none.
+func (q *rbInflight) oldest() *rbReq {
+	if q.head < len(q.items) {
+		return q.items[q.head]
 	}
-	return slices.Insert(l, i, r)
+	return nil
+}
+
+// remove takes r out of the list (a no-op when it is not in it).
+func (q *rbInflight) remove(r *rbReq) {
+	if r.ifPos < 0 || r.ifPos >= len(q.items) || q.items[r.ifPos] != r {
+		return
+	}
+	q.items[r.ifPos] = nil
+	r.ifPos = -1
+	q.live--
+	for q.head < len(q.items) && q.items[q.head] == nil {
+		q.head++
+	}
+	switch {
+	case q.live == 0:
+		clear(q.items)
+		q.items, q.head = q.items[:0], 0
+	case len(q.items)-q.live > q.live+1024:
+		n := 0
+		for _, x := range q.items[q.head:] {
+			if x != nil {
+				x.ifPos = n
+				q.items[n] = x
+				n++
+			}
+		}
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
 }
 
 // rbQueue is a FIFO that reuses its backing array.

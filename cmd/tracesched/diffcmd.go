@@ -13,6 +13,8 @@ type diffOptions struct {
 	json       bool
 	tui        bool
 	weights    []string
+	mapMode    string   // --map: "", auto or none
+	mapPIDs    []string // --map-pid REAL=PREDICTED
 }
 
 func newDiffCmd(ios *IOStreams) *cobra.Command {
@@ -35,12 +37,20 @@ a capture against a replay's -o output, two replays, or two captures.`,
 			if opts.json && opts.tui {
 				return usagef("--json and --tui exclude each other")
 			}
+			if opts.mapMode != "" && opts.mapMode != "auto" && opts.mapMode != "none" {
+				return usagef("invalid value for --map: %q (want auto or none)", opts.mapMode)
+			}
+			if _, err := parsePIDMap(opts.mapPIDs); err != nil {
+				return usagef("%v", err)
+			}
 			return diffRun(cmd.Context(), ios, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&opts.tui, "tui", false, "open the terminal inspector on the result")
 	cmd.Flags().StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W` to report beside its shares (repeatable)")
+	cmd.Flags().StringVar(&opts.mapMode, "map", "", "pair the processes of two runs: `auto` (command name and start order, cgroups by path) or none (default: auto when the traces share no bio)")
+	cmd.Flags().StringArrayVar(&opts.mapPIDs, "map-pid", nil, "pair process `REAL=PREDICTED` (pids; repeatable; implies --map none for the others)")
 	return cmd
 }
 
@@ -54,6 +64,10 @@ func diffRun(ctx context.Context, ios *IOStreams, opts *diffOptions) error {
 		return err
 	}
 	weights, err := parseWeights(opts.weights, meta.Cgroups)
+	if err != nil {
+		return err
+	}
+	predSide, err = mapSides(ios, realSide, predSide, opts.mapMode, opts.mapPIDs)
 	if err != nil {
 		return err
 	}

@@ -84,6 +84,9 @@ func openPath(name string) (source, error) {
 			r, err := arrowfile.OpenEvents(f)
 			if err != nil {
 				f.Close()
+				if herr := requestsFileHint(name, err); herr != err {
+					return nil, herr
+				}
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			return &arrowSource{EventFileReader: r, f: f}, nil

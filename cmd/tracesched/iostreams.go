@@ -17,17 +17,30 @@ type IOStreams struct {
 	ErrTTY bool
 	// OutTTY reports whether stdout is a terminal.
 	OutTTY bool
+	// ErrFile reports whether stderr is a regular file (a log): progress is
+	// then written as a line every few seconds (see progress).
+	ErrFile bool
+	// Progress is --progress: progress lines on stderr even when it is a
+	// pipe.
+	Progress bool
 }
 
 // System returns the process's streams.
 func System() *IOStreams {
 	return &IOStreams{
-		In:     os.Stdin,
-		Out:    os.Stdout,
-		ErrOut: os.Stderr,
-		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
-		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		In:      os.Stdin,
+		Out:     os.Stdout,
+		ErrOut:  os.Stderr,
+		ErrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
+		OutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
+		ErrFile: isRegular(os.Stderr),
 	}
+}
+
+// isRegular reports whether f is a regular file.
+func isRegular(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 // testStreams returns streams backed by buffers, as if piped.

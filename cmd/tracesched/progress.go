@@ -9,12 +9,15 @@ import (
 
 // progress draws a one-line progress bar on a terminal's stderr: a bar
 // with the share of the input read when its size is known, and the events
-// read so far with their rate. It is inert unless stderr is a terminal,
-// so callers need not check. It reads the wall clock only every 64Ki
-// events.
+// read so far with their rate. Off a terminal, with --progress or when
+// stderr is a regular file (a log of a long run that would otherwise look
+// hung), it writes the same figures as a plain line every lineEvery
+// instead. It is inert otherwise, so callers need not check. It reads the
+// wall clock only every 64Ki events.
 type progress struct {
 	w       io.Writer
 	enabled bool
+	lines   bool // plain lines, not a redrawn bar
 	label   string
 	n       uint64
 	start   time.Time
@@ -24,9 +27,13 @@ type progress struct {
 	bytes func() (done, total int64)
 }
 
+// lineEvery is the interval of progress lines off a terminal.
+const lineEvery = 5 * time.Second
+
 func newProgress(ios *IOStreams, label string) *progress {
 	now := time.Now()
-	return &progress{w: ios.ErrOut, enabled: ios.ErrTTY, label: label, start: now, last: now}
+	lines := !ios.ErrTTY && (ios.Progress || ios.ErrFile)
+	return &progress{w: ios.ErrOut, enabled: ios.ErrTTY || lines, lines: lines, label: label, start: now, last: now}
 }
 
 // progresser is implemented by inputs that know how much of them was read.
@@ -51,11 +58,25 @@ func (p *progress) Add(n uint64) {
 		return
 	}
 	now := time.Now()
-	if now.Sub(p.last) < 200*time.Millisecond {
+	every := 200 * time.Millisecond
+	if p.lines {
+		every = lineEvery
+	}
+	if now.Sub(p.last) < every {
 		return
 	}
 	p.last = now
 	rate := float64(p.n) / now.Sub(p.start).Seconds() / 1e6
+	if p.lines {
+		share := ""
+		if p.bytes != nil {
+			if done, total := p.bytes(); total > 0 {
+				share = fmt.Sprintf(", %.0f%% of the input read", 100*min(float64(done)/float64(total), 1))
+			}
+		}
+		fmt.Fprintf(p.w, "tracesched: %s: %d events in %.0f s (%.2f M events/s)%s\n", p.label, p.n, now.Sub(p.start).Seconds(), rate, share)
+		return
+	}
 	bar := ""
 	if p.bytes != nil {
 		if done, total := p.bytes(); total > 0 {
@@ -68,7 +89,7 @@ func (p *progress) Add(n uint64) {
 	p.drawn = true
 }
 
-// Done erases the progress line.
+// Done erases the progress line (off a terminal, lines stay).
 func (p *progress) Done() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")

@@ -114,7 +114,7 @@ func parseSets(sets []string) (map[string]string, error) {
 	m := map[string]string{}
 	for _, s := range sets {
 		k, v, ok := strings.Cut(s, "=")
-		k = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(k), "queue/"), "iosched/")
+		k = replay.AttrName(k)
 		if !ok || k == "" {
 			return nil, usagef("invalid --set %q: want NAME=VALUE", s)
 		}
@@ -204,8 +204,8 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 	}
 	if v, ok := sets["nr_requests"]; ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 4 {
-			return q, usagef("invalid --set nr_requests=%s: want a whole number of at least 4", v)
+		if err != nil || n < 4 || n > maxQueueDepth {
+			return q, usagef("invalid --set nr_requests=%s: want a whole number from 4 to %d (BLK_MQ_MAX_DEPTH)", v, maxQueueDepth)
 		}
 		q.NrRequests = n
 	}
@@ -218,8 +218,8 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 	}
 	if v, ok := sets["queue_depth"]; ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return q, usagef("invalid --set queue_depth=%s: want a positive whole number", v)
+		if err != nil || n < 1 || n > maxQueueDepth {
+			return q, usagef("invalid --set queue_depth=%s: want a whole number from 1 to %d (BLK_MQ_MAX_DEPTH)", v, maxQueueDepth)
 		}
 		q.Depth = n
 	}
@@ -244,6 +244,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if opts.kernel != "" && len(model.kernels) == 0 {
 		return usagef("--kernel: the %s model has no kernel presets", model.name)
 	}
+	if err := checkHZ(opts.hz); err != nil {
+		return err
+	}
 
 	if err := checkOptions(model, replay.Options{Set: ioschedSets(sets), Kernel: opts.kernel, Features: features, HZ: opts.hz}, replay.Queue{Rotational: true, Depth: 32, NrRequests: 256, MaxSectors: 2560}); err != nil {
 		return err
@@ -258,6 +261,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err != nil {
 		return err
 	}
+	warnUnknownWeights(ios, opts.input, weights, realSide)
 
 	// 2. The workload: the capture's bios per process, streamed again at replay.
 	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return openInput(ctx, opts.input) })
@@ -353,7 +357,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 // loadSide reads a whole input into a diff side.
 func loadSide(ctx context.Context, ios *IOStreams, name string) (*diff.Side, trace.Meta, error) {
 	side := diff.NewSide(trace.Meta{})
-	meta, _, err := readInput(ctx, ios, name, "reading "+name, func(e *trace.Event) error {
+	meta, diag, err := readInput(ctx, ios, name, "reading "+name, func(e *trace.Event) error {
 		side.Add(e)
 		return nil
 	})
@@ -362,6 +366,7 @@ func loadSide(ctx context.Context, ios *IOStreams, name string) (*diff.Side, tra
 	}
 	side.Meta = meta
 	side.Finish()
+	warnIncomplete(ios, name, diag, countIncomplete(side.Requests), uint64(len(side.Requests)))
 	return side, meta, nil
 }
 

@@ -145,6 +145,7 @@ what the real scheduler did.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
 	})
+	root.PersistentFlags().BoolVar(&ios.Progress, "progress", false, "print progress lines on stderr every few seconds even off a terminal (also when stderr is a file)")
 	for _, c := range subcommands(ios) {
 		root.AddCommand(c)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,6 +63,7 @@ func summarize(ctx context.Context, ios *IOStreams, name string, btt bool) (stat
 	}
 	sum.SetDiagnostics(diag.DroppedEvents, diag.MissingCPUFiles)
 	res := sum.Result()
+	warnIncomplete(ios, name, diag, res.Requests.Incomplete, res.Requests.Total)
 	for i := range res.Cgroups {
 		if res.Cgroups[i].Path == "" {
 			res.Cgroups[i].Path = meta.Cgroups[res.Cgroups[i].ID]
@@ -102,7 +104,12 @@ func writeStatsText(w io.Writer, s *stats.Summary, meta trace.Meta, by string) e
 		s.Requests.Total, s.Requests.Reads, mib(s.Requests.BytesRead), s.Requests.Writes, mib(s.Requests.BytesWritten),
 		s.Merges.Back, s.Merges.Front)
 	if s.Requests.NoQueue > 0 || s.Requests.Incomplete > 0 {
-		fmt.Fprintf(w, "in flight at start %d, never completed %d\n", s.Requests.NoQueue, s.Requests.Incomplete)
+		fmt.Fprintf(w, "in flight at start %d, never completed %d", s.Requests.NoQueue, s.Requests.Incomplete)
+		if n := s.Rebuild.Abandoned; n > 0 {
+			fmt.Fprintf(w, " (%d closed while in flight: issued over %v before a later event, or beyond %d in flight on their device)",
+				n, time.Duration(trace.RebuildInFlightTimeout), trace.RebuildMaxInFlight)
+		}
+		fmt.Fprintln(w)
 	}
 	if s.DroppedEvents > 0 || len(s.MissingCPUFiles) > 0 {
 		fmt.Fprintf(w, "dropped events %d, missing CPU files %v\n", s.DroppedEvents, s.MissingCPUFiles)
@@ -142,7 +149,7 @@ func writeStatsText(w io.Writer, s *stats.Summary, meta trace.Meta, by string) e
 		fmt.Fprintln(w)
 		fmt.Fprintln(tw, "pid\tcomm\trequests\tMiB\tMiB/s\t")
 		for _, p := range s.Processes {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t\n", p.PID, p.Comm, p.Requests, float64(p.Bytes)/(1<<20), p.MiBPerS)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t\n", p.PID, trace.Printable(p.Comm), p.Requests, float64(p.Bytes)/(1<<20), p.MiBPerS)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -1,10 +1,12 @@
 package blktrace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -71,8 +73,53 @@ type decoder struct {
 	firstCPU    uint32
 	multiCPU    bool // records of more than one CPU: a combined stream
 
+	recOff    int64  // offset of the last record decoded
+	lostLines uint64 // ftrace "[LOST n EVENTS]" lines read
+
 	err error // sticky
 }
+
+// maxLostLine bounds the in-band loss line of an ftrace stream:
+// "CPU:%d [LOST %lu EVENTS]\n" with a 10-digit CPU and a 20-digit count.
+const maxLostLine = 64
+
+// skipLost reads the loss lines that kernel/trace/trace.c print_trace_line
+// writes in-band before the next record of a trace_pipe stream when the
+// ring buffer dropped events (also in bin mode): it adds each line's count
+// to the dropped events, as the text reader does.
+func (d *decoder) skipLost() error {
+	for {
+		d.fill(maxLostLine)
+		b := d.buf[d.pos:d.end]
+		if len(b) < 4 || string(b[:4]) != "CPU:" {
+			return nil
+		}
+		nl := bytes.IndexByte(b[:min(len(b), maxLostLine)], '\n')
+		var m []string
+		if nl >= 0 {
+			m = lostLine.FindStringSubmatch(string(b[:nl]))
+		}
+		if m == nil || len(m[0]) != nl {
+			show := b[:min(len(b), maxLostLine)]
+			if nl >= 0 {
+				show = b[:nl]
+			}
+			return d.fail(d.off, "malformed ftrace loss line %q (want \"CPU:N [LOST N EVENTS]\")", show)
+		}
+		n, err := strconv.ParseUint(m[2], 10, 64)
+		if err != nil {
+			return d.fail(d.off, "ftrace loss line: event count %q: %v", m[2], err)
+		}
+		d.dropped += n
+		d.lostLines++
+		d.pos += nl + 1
+		d.off += int64(nl + 1)
+	}
+}
+
+// positionError returns err as a *FormatError at the last record decoded,
+// and makes it sticky.
+func (d *decoder) positionError(err error) error { return d.failErr(d.recOff, err) }
 
 // sniffResult tells what the first bytes of a stream are.
 type sniffResult struct {
@@ -225,9 +272,14 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 		pre = ftraceHdr
 	}
 	hl := pre + d.hdrLen
+	if d.ftrace {
+		if err := d.skipLost(); err != nil {
+			return false, err
+		}
+	}
 	if !d.fill(hl) {
 		if d.rerr != nil {
-			return false, d.failErr(d.off, d.rerr)
+			return false, d.failErr(d.off, explainRead(d.rerr))
 		}
 		if d.end == d.pos {
 			d.err = io.EOF
@@ -270,13 +322,14 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 	total := hl + pdulen
 	if !d.fill(total) {
 		if d.rerr != nil {
-			return false, d.failErr(d.off, d.rerr)
+			return false, d.failErr(d.off, explainRead(d.rerr))
 		}
 		return false, d.failErr(d.off, fmt.Errorf("%w: pdu_len %d, only %d of %d bytes left", ErrTruncated, pdulen, d.end-d.pos, total))
 	}
 	b = d.buf[d.pos : d.pos+total]
 	h = b[pre:]
 	recOff := d.off
+	d.recOff = recOff
 	t := d.u64(h[8:])
 	seq := d.u32(h[4:])
 	if d.ftrace {

@@ -98,6 +98,20 @@ type merger struct {
 
 func (m *merger) init(srcs []rawSource) { m.srcs = srcs }
 
+// positionError places err at the event last returned, in the source that
+// produced it (its decoder's last record: the merge returns a source's
+// events as soon as they are decoded or from its cursor, which holds the
+// last one decoded), and makes it sticky.
+func (m *merger) positionError(err error) error {
+	if m.active != nil {
+		if p, ok := m.active.src.(positioner); ok {
+			err = p.positionError(err)
+		}
+	}
+	m.err = err
+	return err
+}
+
 func (m *merger) next(ev *trace.Event) error {
 	if m.err != nil {
 		return m.err

@@ -252,6 +252,9 @@ func (in *Input) openStream(f io.Reader, name string, closer io.Closer) (*Input,
 	}
 	br := bufio.NewReaderSize(r, readBufSize)
 	head, _ := br.Peek(512)
+	if _, serr := sniffBinary(head); serr == errNotBinary && bytes.HasPrefix(head, utf8BOM) {
+		head = skipBOM(br)
+	}
 	if _, serr := sniffBinary(head); serr != errNotBinary || looksBinary(head) {
 		dec, s, err := openDecoder(br, name, -1, nil)
 		if err != nil {
@@ -293,13 +296,36 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // looksBinary reports whether b holds control bytes that text never has.
+//
+// One control byte does not make a file binary: a text capture with a NUL
+// or an ESC in its first 512 bytes (a process name with a terminal escape,
+// a stray byte from a copy) is read as text, and its line gets a
+// SyntaxError if it does not parse. A file is binary when more than one
+// byte in eight of its head is a control byte (a blktrace record is mostly
+// zero bytes and small integers: 30 or more of its 48 header bytes).
 func looksBinary(b []byte) bool {
+	n := 0
 	for _, c := range b {
 		if c < 0x09 || (c > 0x0d && c < 0x20) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n > 0 && n*8 > len(b)
+}
+
+// utf8BOM starts a text file some editors save.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// skipBOM drops a UTF-8 byte-order mark at the start of br and returns the
+// head peeked after it (up to 512 bytes). Column numbers of the first line
+// then count from after the mark.
+func skipBOM(br *bufio.Reader) []byte {
+	head, _ := br.Peek(512)
+	if bytes.HasPrefix(head, utf8BOM) {
+		br.Discard(len(utf8BOM))
+		head, _ = br.Peek(512)
+	}
+	return head
 }
 
 // decompress detects gzip and zstd by magic and returns a reader of the
@@ -317,7 +343,7 @@ func decompress(r io.Reader, nstreams int) (io.Reader, io.Closer, string, error)
 		if nstreams > 2 {
 			conc = 1
 		}
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(conc), zstd.WithDecoderMaxMemory(1<<30))
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(conc), zstd.WithDecoderMaxMemory(1<<30), zstd.WithDecoderMaxWindow(maxZstdWindow))
 		if err != nil {
 			return nil, nil, "", err
 		}

@@ -1,8 +1,10 @@
 package blktrace
 
 import (
+	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -20,6 +22,13 @@ type commEntry struct {
 	comm string
 }
 
+// positioner is a raw source that can say where its last event was read:
+// positionError wraps err in a *FormatError or *SyntaxError at that record
+// or line, and makes it the source's sticky error.
+type positioner interface {
+	positionError(err error) error
+}
+
 // pipeline turns raw events (recording-clock times) into the events readers
 // return:
 //
@@ -31,7 +40,11 @@ type commEntry struct {
 //     their absolute times at the front of a rebased stream; its Time is
 //     clamped to 0 (the origin). Earlier ones (a relay TIMESTAMP note taken
 //     at trace start) keep their negative relative time.
-//  3. Every event's Time becomes raw - origin.
+//  3. Every event's Time becomes raw - origin; a time beyond
+//     ±trace.MaxSpan ends the stream with an error at its record (not in
+//     blkparse text, whose times are printed relative already and can be
+//     that far apart in real captures: public/text-leveldb's CPU 15 and
+//     CPU 13 differ by 1.27e9 s).
 //  4. PROCESS notes (and text comm columns) feed a pid -> comm map that
 //     fills Comm of later events of the pid; the strings are shared.
 //  5. Devices and the first TIMESTAMP note are recorded for Meta.
@@ -129,6 +142,16 @@ func (p *pipeline) next(ev *trace.Event) error {
 		}
 	}
 	ev.Time -= trace.Time(p.origin)
+	if !p.relative && (ev.Time > trace.MaxSpan || ev.Time < -trace.MaxSpan) {
+		// A corrupt time (one flipped bit makes a 146-year capture): refused
+		// here, before any consumer sizes anything by the capture's span.
+		err := fmt.Errorf("time %.3f s from the capture's first event is beyond the physical bound of %v (trace.MaxSpan): a corrupt record", ev.Time.Seconds(), time.Duration(trace.MaxSpan))
+		if ps, ok := p.src.(positioner); ok {
+			err = ps.positionError(err)
+		}
+		p.err = err
+		return err
+	}
 
 	switch {
 	case ev.Action == trace.ActionProcess:

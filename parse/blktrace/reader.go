@@ -51,7 +51,7 @@ func openDecoder(r io.Reader, name string, fileCPU int64, buf []byte) (*decoder,
 	d := newDecoder(r, name, sniffResult{version: 7}, fileCPU, buf)
 	d.fill(ftraceHdr + v8HdrLen)
 	if d.rerr != nil {
-		return nil, sniffResult{}, &FormatError{File: name, Offset: 0, Err: d.rerr}
+		return nil, sniffResult{}, &FormatError{File: name, Offset: int64(d.end), Err: explainRead(d.rerr)} // where the data stopped
 	}
 	if d.end == 0 {
 		return d, sniffResult{binary: true, version: 7}, nil

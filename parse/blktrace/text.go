@@ -42,7 +42,7 @@ type TextReader struct {
 // refuses input that looks binary.
 func NewTextReader(r io.Reader, name string) (*TextReader, error) {
 	br := bufio.NewReaderSize(r, readBufSize)
-	head, _ := br.Peek(512)
+	head := skipBOM(br)
 	if looksBinary(head) {
 		return nil, &SyntaxError{File: name, Line: 1, Column: 1, Err: errors.New("binary data, not text")}
 	}
@@ -114,6 +114,13 @@ func (tp *textParser) syntax(col int, format string, args ...any) error {
 	return tp.err
 }
 
+// positionError returns err as a *SyntaxError at the line last read, and
+// makes it sticky.
+func (tp *textParser) positionError(err error) error {
+	tp.err = &SyntaxError{File: tp.name, Line: tp.line, Column: 1, Err: err}
+	return tp.err
+}
+
 func (tp *textParser) next(ev *trace.Event) error {
 	if tp.err != nil {
 		return tp.err
@@ -125,8 +132,10 @@ func (tp *textParser) next(ev *trace.Event) error {
 			return tp.syntax(1, "line longer than %d bytes", min(len(b), maxLine))
 		}
 		if err != nil && err != io.EOF {
-			tp.err = err
-			return err
+			// A read error (a truncated or unreadable compressed file) at
+			// the line being read.
+			tp.err = &SyntaxError{File: tp.name, Line: tp.line + 1, Column: 1, Err: explainRead(err)}
+			return tp.err
 		}
 		if len(b) == 0 && err == io.EOF {
 			tp.err = io.EOF

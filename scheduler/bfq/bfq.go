@@ -310,7 +310,7 @@ func (s *Scheduler) applySet(set map[string]string) error {
 	})
 	for _, k := range keys {
 		v := strings.TrimSpace(set[k])
-		name := strings.TrimPrefix(strings.TrimPrefix(k, "iosched/"), "queue/")
+		name := replay.AttrName(k)
 		if name == "log" {
 			switch v {
 			case "none", "off":
@@ -340,6 +340,11 @@ func (s *Scheduler) applySet(set map[string]string) error {
 				return fmt.Errorf("bfq: unknown attribute %q (valid: %s)", k, strings.Join(ioschedAttrs, ", "))
 			}
 			return fmt.Errorf("bfq: %s=%q: not an integer", name, v)
+		}
+		// bfq_var_store reads with kstrtoul: a negative value is refused
+		// (-EINVAL), not clamped.
+		if n < 0 {
+			return fmt.Errorf("bfq: %s=%q: the kernel refuses a negative value (bfq_var_store reads an unsigned number)", name, v)
 		}
 		// bfq_var_store / BFQ_ATTR store bounds.
 		clamp := func(min, max int64) int64 {

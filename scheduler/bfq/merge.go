@@ -217,8 +217,15 @@ func (s *Scheduler) mayBeCloseCooperator(q, n *queue) bool {
 }
 
 // setupMerge is bfq_setup_merge: schedules q's redirection to n's chain end.
+//
+// The chain walk refuses a merge that would close a cycle (bfq_setup_merge:
+// "Avoid a circular list and skip interim queue merges"), and so does
+// n == q: the kernel's callers never pass it (bfq_find_close_cooperator
+// drops cur_bfqq, the in-service check excludes bfqq, bic_set_bfqq cancels
+// a stable merge with the bic's own queue), and a self-link would make
+// setupCooperator's walk spin.
 func (s *Scheduler) setupMerge(q, n *queue) *queue {
-	if n.procRefs == 0 {
+	if n.procRefs == 0 || n == q {
 		return nil
 	}
 	for n.newBfqq != nil {
@@ -330,6 +337,13 @@ func (s *Scheduler) mergeQueues(b *bic, q *queue) *queue {
 		s.logq(logAll, n, "merge_bfqqs: wr_busy %d", s.wrBusy)
 	}
 	b.q[1] = n
+	// bic_set_bfqq: a bic scheduled to stably merge with the very queue it
+	// is now redirected to would, after a split of that queue, be stably
+	// merged with itself (q.newBfqq = q, a cycle that setupCooperator's
+	// chain walk never leaves): the stable merge is cancelled.
+	if b.stableMerge == n {
+		b.stableMerge = nil
+	}
 	n.coop = true
 	n.bic = nil
 	n.pid = -1

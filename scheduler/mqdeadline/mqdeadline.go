@@ -163,7 +163,7 @@ func New(h replay.Host, o replay.Options) (*Scheduler, error) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if err := s.t.set(k, o.Set[k]); err != nil {
+		if err := s.t.set(replay.AttrName(k), o.Set[k]); err != nil {
 			return nil, err
 		}
 	}

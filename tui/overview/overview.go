@@ -106,7 +106,7 @@ func (m Model) render() []string {
 
 	o := &r.DispatchOrder
 	add("%s tau %s  mean displacement %.1f ranks  divergences %d  max %d",
-		sec("Dispatch"), st.grade(fmt.Sprintf("%.4f", o.KendallTau), o.KendallTau >= 0.95), o.MeanDisplacement, o.Divergences, o.MaxDisplacement)
+		sec("Dispatch"), st.grade(program.Tau(o.KendallTau), o.KendallTau >= 0.95), o.MeanDisplacement, o.Divergences, o.MaxDisplacement)
 	if f := o.FirstDivergence; f != nil {
 		add("  first at position %d: real %d:%d @%s s, predicted %d:%d @%s s",
 			f.Position, f.Bio.PID, f.Bio.Index, program.Seconds(f.RealTime), f.Predicted.PID, f.Predicted.Index, program.Seconds(f.PredTime))

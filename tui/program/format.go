@@ -52,7 +52,21 @@ func Bytes(n uint64) string {
 }
 
 // Percent prints a fraction as a percentage with one decimal.
-func Percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+func Percent(f float64) string {
+	if math.IsNaN(f) {
+		return "n/a" // nothing compared
+	}
+	return fmt.Sprintf("%.1f%%", 100*f)
+}
+
+// Tau formats a Kendall tau with four decimals, "n/a" when nothing was
+// compared (NaN).
+func Tau(f float64) string {
+	if math.IsNaN(f) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4f", f)
+}
 
 // Truncate cuts s (which may hold ANSI sequences) to w cells, ending in "…".
 func Truncate(s string, w int) string {

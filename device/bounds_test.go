@@ -1,0 +1,41 @@
+package device
+
+import (
+	"strings"
+	"testing"
+)
+
+// Issue 14 item 2/11: device.json values that passed Validate made a
+// replay's times overflow or explode; each is refused by Load with the
+// field named.
+func TestLoadRefusesUnphysicalValues(t *testing.T) {
+	nonrot := func(read string) string {
+		return `{"version": 2, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "saturation_slope": 0, "read": ` + read + `}}`
+	}
+	rot := func(fields string) string {
+		return `{"version": 2, "kind": "rotational", "rotational": {` + fields + `}}`
+	}
+	for _, c := range []struct{ name, json, want string }{
+		{"per_byte_ns 1e300", nonrot(`{"base_ns": 50000, "per_byte_ns": 1e300, "n": 1, "residual": {"p": [], "x": []}}`), "per_byte_ns"},
+		{"base_ns 2^62", nonrot(`{"base_ns": 4611686018427387904, "per_byte_ns": 1, "n": 1, "residual": {"p": [], "x": []}}`), "base_ns"},
+		{"residual 1e200", nonrot(`{"base_ns": 1000, "per_byte_ns": 1, "n": 1, "residual": {"p": [0, 1], "x": [1, 1e200]}}`), "multiplier"},
+		{"negative overhead", rot(`"overhead_ns": -3967, "revolution_ns": 1000`), "overhead_ns -3967 is negative"},
+		{"negative seq_base", rot(`"seq_base_ns": -1`), "seq_base_ns -1 is negative"},
+		{"negative seek_long_base", rot(`"seek_long_base_ns": -5`), "seek_long_base_ns -5 is negative"},
+		{"revolution 2^62", rot(`"revolution_ns": 4611686018427387904`), "revolution_ns"},
+		{"seek_sqrt 1e12", rot(`"seek_sqrt_ns": 1e12`), "seek_sqrt_ns"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(strings.NewReader(c.json))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Load: %v, want an error naming %q", err, c.want)
+			}
+		})
+	}
+	// The bounds refuse nothing real: a 7200 rpm disk (8.3 ms revolution,
+	// 4 ms overhead, 100 MB/s) passes.
+	ok := rot(`"overhead_ns": 4000000, "seek_sqrt_ns": 500, "revolution_ns": 8333333, "per_byte_ns": 10, "write_ns": -200000`)
+	if _, err := Load(strings.NewReader(ok)); err != nil {
+		t.Errorf("a real disk's model refused: %v", err)
+	}
+}

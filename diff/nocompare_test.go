@@ -1,0 +1,100 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// shiftPIDs returns a copy of s with every pid moved by d, as a second run
+// of the workload has (same commands, other pids).
+func shiftPIDs(s *Side, d uint32) *Side {
+	bios := append([]trace.Bio(nil), s.Bios...)
+	reqs := append([]trace.Request(nil), s.Requests...)
+	for i := range bios {
+		bios[i].PID += d
+	}
+	for i := range reqs {
+		reqs[i].PID += d
+		reqs[i].Comm = "fio"
+	}
+	return FromData(s.Meta, bios, reqs, nil)
+}
+
+// Issue 14 item 12: two captures sharing no (pid, index) printed 0 matched
+// with tau 1.0000 and think-time 100 %. Nothing compared is reported as
+// such: NaN, null in JSON, n/a in text.
+func TestNoComparisonIsNotAgreement(t *testing.T) {
+	real := synthSide(400, 3, 1)
+	pred := shiftPIDs(synthSide(400, 3, 2), 1000)
+	r := Compare(real, pred, Options{})
+	if r.Identity.Matched != 0 || r.Compared() {
+		t.Fatalf("matched %d, want 0", r.Identity.Matched)
+	}
+	if !math.IsNaN(r.DispatchOrder.KendallTau) || !math.IsNaN(r.ThinkTime.Agreement) {
+		t.Errorf("tau %v, think-time agreement %v: want NaN (not compared)", r.DispatchOrder.KendallTau, r.ThinkTime.Agreement)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		DispatchOrder map[string]any `json:"dispatch_order"`
+		ThinkTime     map[string]any `json:"think_time"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for what, obj := range map[string]map[string]any{"dispatch_order.kendall_tau": m.DispatchOrder, "think_time.agreement": m.ThinkTime} {
+		key := what[strings.IndexByte(what, '.')+1:]
+		v, ok := obj[key]
+		if !ok || v != nil {
+			t.Errorf("%s = %v (present %v), want null", what, v, ok)
+		}
+	}
+	buf.Reset()
+	r.WriteText(&buf, -1)
+	txt := buf.String()
+	if !strings.Contains(txt, "no comparison") || strings.Contains(txt, "1.0000") || strings.Contains(txt, "100.0%") {
+		t.Errorf("text report reads as agreement:\n%s", txt)
+	}
+	// A real comparison keeps numbers.
+	r2 := Compare(real, cloneSide(real), Options{})
+	var b2 bytes.Buffer
+	r2.WriteJSON(&b2)
+	if !strings.Contains(b2.String(), `"kendall_tau": 1,`) {
+		t.Errorf("identical sides: kendall_tau not 1 in JSON")
+	}
+}
+
+// The mapping pairs the processes of two runs by command and start order,
+// and Remap renames them (and their cgroups) so that Compare lines the
+// runs up.
+func TestMapByCommandPairsRuns(t *testing.T) {
+	real := synthSide(400, 3, 1)
+	for i := range real.Requests {
+		real.Requests[i].Comm = "fio"
+	}
+	pred := shiftPIDs(real, 1000)
+	pids := MapByCommand(real, pred)
+	if len(pids) != 3 {
+		t.Fatalf("%d processes paired, want 3: %v", len(pids), pids)
+	}
+	for p, r := range pids {
+		if p != r+1000 {
+			t.Errorf("predicted pid %d paired with real %d, want %d (same start order)", p, r, p-1000)
+		}
+	}
+	cgs := MapCgroupsByProcess(real, pred, pids, nil)
+	res := Compare(real, pred.Remap(pids, cgs), Options{})
+	if res.Identity.Matched != len(real.Bios) || res.DispatchOrder.KendallTau != 1 {
+		t.Errorf("after mapping: matched %d of %d, tau %v; want all, 1", res.Identity.Matched, len(real.Bios), res.DispatchOrder.KendallTau)
+	}
+	if pred.Bios[0].PID < 1000 {
+		t.Errorf("Remap modified its receiver")
+	}
+}
