@@ -31,6 +31,8 @@ var policy = map[string][]string{
 	"diff":             {"trace"},
 	"synth":            {"trace"},
 	"tui":              {"diff", "trace", "tui/*", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
+	"report":           {"diff", "trace", "report/svgplot"},
+	"report/svgplot":   {},
 	"internal/shared":  {},
 	"internal/fixture": {"trace", "parse/blktrace", "internal/shared"},
 	"cmd/tracesched":   {"*"},
