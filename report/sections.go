@@ -73,10 +73,11 @@ func (r *Report) bandwidthSection() {
 	top, rest := topKeys(topCgroups, rc, pc)
 	var series []svgplot.Series
 	var legend []svgplot.LegendItem
+	sparse := nw < 40
 	addPair := func(name string, colour int, keys []uint64) {
 		series = append(series,
-			svgplot.Series{Name: name + " real", Colour: colour, X: x, Y: rc.mibps(keys...)},
-			svgplot.Series{Name: name + " predicted", Colour: colour, Dashed: true, X: x, Y: pc.mibps(keys...)})
+			svgplot.Series{Name: name + " real", Colour: colour, X: x, Y: rc.mibps(keys...), Markers: sparse},
+			svgplot.Series{Name: name + " predicted", Colour: colour, Dashed: true, X: x, Y: pc.mibps(keys...), Markers: sparse})
 		legend = append(legend, svgplot.LegendItem{Name: name, Colour: colour, Box: true})
 	}
 	slices.Sort(top)
@@ -97,7 +98,7 @@ func (r *Report) bandwidthSection() {
 	}
 	r.figure(&Chart{Name: "bandwidth-cgroups", Title: "Bandwidth per cgroup",
 		Caption: fmt.Sprintf("MiB/s completed per %s window, real (solid) against predicted (dashed); shaded: the real-time spans of the top divergences.", winLabel),
-		plot: &svgplot.LineChart{Title: "Bandwidth per cgroup", X: svgplot.Axis{Label: "time since the trace's origin (s)", FromZero: true},
+		plot: &svgplot.LineChart{Title: "Bandwidth per cgroup", X: svgplot.Axis{Label: "time since the trace's origin (s)", FromZero: true, Tight: true},
 			Y: svgplot.Axis{Label: "MiB/s", FromZero: true}, Series: series, Legend: legend, Bands: bands},
 		data: timeSeriesTable("time (s)", x, 4, series, 2)})
 
@@ -121,7 +122,7 @@ func (r *Report) bandwidthSection() {
 	legend = append(legend, sideStyles...)
 	r.figure(&Chart{Name: "bandwidth-processes", Title: "Bandwidth per process",
 		Caption: fmt.Sprintf("MiB/s completed per %s window for the %d processes that moved the most bytes, real (solid) against predicted (dashed).", winLabel, len(top)),
-		plot: &svgplot.LineChart{Title: "Bandwidth per process", X: svgplot.Axis{Label: "time since the trace's origin (s)", FromZero: true},
+		plot: &svgplot.LineChart{Title: "Bandwidth per process", X: svgplot.Axis{Label: "time since the trace's origin (s)", FromZero: true, Tight: true},
 			Y: svgplot.Axis{Label: "MiB/s", FromZero: true}, Series: series, Legend: legend},
 		data: timeSeriesTable("time (s)", x, 4, series, 2)})
 	// The per-process totals.
@@ -421,7 +422,7 @@ func (r *Report) thinkSection() {
 	if len(rows) > 0 {
 		r.figure(&Chart{Name: "think-time", Title: "Think-time class over time",
 			Caption: fmt.Sprintf("Each sync queue's think-time class after each of its request insertions, real row above predicted row, in %d time bins; the %d queues with the most requests.", classBins, min(len(qs), topQueues)),
-			plot: &svgplot.Strips{Title: "Think-time class per sync queue", X: svgplot.Axis{Label: "time since the trace's origin (s)", FromZero: true}, Rows: rows,
+			plot: &svgplot.Strips{Title: "Think-time class per sync queue", X: svgplot.Axis{Label: "time since the trace's origin (s)", FromZero: true, Tight: true}, Rows: rows,
 				Legend: []svgplot.LegendItem{{Name: "short think time", Colour: 2, Box: true}, {Name: "long think time", Colour: 1, Box: true}, {Name: "both within the bin", Colour: 4, Box: true}}},
 			data: dt})
 	}
@@ -472,9 +473,13 @@ func (r *Report) thinkSection() {
 		{Name: "queue merges predicted", Colour: 3, Dashed: true, X: x, Y: qMerges(m.PredList)},
 	}
 	winLabel := strings.TrimSuffix(fmt.Sprintf("%g", float64(win)/1e6), ".0") + " ms"
+	caption := fmt.Sprintf("Bios merged into requests (back or front, counted at the bio's queue time) and scheduler queue merges, per %s window.", winLabel)
+	if m.RealBack+m.RealFront+m.PredBack+m.PredFront+m.RealQueueMerges+m.PredQueueMerges == 0 {
+		caption += " Neither side merged anything."
+	}
 	r.figure(&Chart{Name: "merges", Title: "Merges over time",
-		Caption: fmt.Sprintf("Bios merged into requests (back or front, counted at the bio's queue time) and scheduler queue merges, per %s window.", winLabel),
-		plot: &svgplot.LineChart{Title: "Merges per " + winLabel + " window", X: svgplot.Axis{Label: "time since the trace's origin (s)", FromZero: true},
+		Caption: caption,
+		plot: &svgplot.LineChart{Title: "Merges per " + winLabel + " window", X: svgplot.Axis{Label: "time since the trace's origin (s)", FromZero: true, Tight: true},
 			Y: svgplot.Axis{Label: "merges per window", FromZero: true}, Series: series},
 		data: timeSeriesTable("time (s)", x, 4, series, 0)})
 	if len(m.Processes) > 0 {

@@ -64,6 +64,9 @@ type Axis struct {
 	// FromZero is set).
 	Min, Max float64
 	FromZero bool
+	// Tight ends the axis at the data (or at Max) rather than at the next
+	// whole tick.
+	Tight bool
 }
 
 // Series is one line of a LineChart: points (X[i], Y[i]), X nondecreasing.
@@ -208,7 +211,7 @@ func scale(a Axis, vals [][]float64) (lo, hi float64, ticks []float64) {
 		}
 	}
 	ticks = Ticks(dlo, dhi, 6)
-	if a.Max > a.Min {
+	if a.Max > a.Min || a.Tight {
 		return dlo, dhi, ticks
 	}
 	// Extend the range to whole ticks.
@@ -223,18 +226,27 @@ func Ticks(lo, hi float64, n int) []float64 {
 		return []float64{lo, lo + 1}
 	}
 	raw := (hi - lo) / float64(max(n-1, 1))
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := p
-	for _, m := range []float64{1, 2, 5, 10} {
+	e := math.Floor(math.Log10(raw))
+	p := math.Pow(10, e)
+	mult := 10.0
+	for _, m := range []float64{1, 2, 5} {
 		if m*p >= raw*0.999 {
-			step = m * p
+			mult = m
 			break
 		}
 	}
-	first := math.Ceil(lo/step-1e-9) * step
+	step := mult * p
+	// Tick k is k*mult*10^e, computed as k*mult/10^-e for e < 0 so that
+	// 3 x 0.05 prints as 0.15.
+	at := func(k float64) float64 {
+		if e < 0 {
+			return k * mult / math.Pow(10, -e)
+		}
+		return k * step
+	}
 	var out []float64
-	for v := first; v <= hi+step*1e-9; v += step {
-		out = append(out, cleanZero(math.Round(v/step)*step))
+	for k := math.Ceil(lo/step - 1e-9); at(k) <= hi+step*1e-9; k++ {
+		out = append(out, cleanZero(at(k)))
 	}
 	if len(out) < 2 {
 		out = []float64{lo, hi}
