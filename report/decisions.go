@@ -26,6 +26,9 @@ func decisionsOf(s *diff.Side) []diff.Decision {
 	return out
 }
 
+// decisionsScanned caps the decisions read for one stretch and side.
+const decisionsScanned = 2000
+
 // contextAfter is how many decisions after a stretch are shown with it.
 const contextAfter = 3
 
@@ -56,16 +59,47 @@ func around(ds []diff.Decision, from, to trace.Time, n int) ([]diff.Decision, in
 	return ds[i:k], 0
 }
 
-func (r *Report) decisionTable(ds []diff.Decision, more int) {
-	t := newTable("time (s)", "decision", "queue", "what")
+// decisionRun is a run of equal consecutive decisions (kind, queue, what).
+type decisionRun struct {
+	first, last trace.Time
+	n           int
+	d           diff.Decision
+}
+
+// runs collapses consecutive equal decisions.
+func runs(ds []diff.Decision) []decisionRun {
+	var out []decisionRun
 	for _, d := range ds {
-		t.add(fmt.Sprintf("%.6f", d.Time.Seconds()), d.Kind, d.Queue, d.What)
+		if k := len(out) - 1; k >= 0 && out[k].d.Kind == d.Kind && out[k].d.Queue == d.Queue && out[k].d.What == d.What {
+			out[k].last = d.Time
+			out[k].n++
+			continue
+		}
+		out = append(out, decisionRun{first: d.Time, last: d.Time, n: 1, d: d})
 	}
+	return out
+}
+
+// decisionTable lists decisions, equal consecutive ones on one row, at
+// most decisionsShown rows.
+func (r *Report) decisionTable(ds []diff.Decision, more int) {
 	if len(ds) == 0 {
 		r.body.WriteString("<p class=\"note\">no decisions logged in this stretch</p>\n")
 		return
 	}
+	rs := runs(ds)
+	t := newTable("time (s)", "decision", "queue", "what", "times")
+	for _, x := range rs[:min(len(rs), decisionsShown)] {
+		when := fmt.Sprintf("%.6f", x.first.Seconds())
+		if x.n > 1 {
+			when += fmt.Sprintf("–%.6f", x.last.Seconds())
+		}
+		t.add(when, x.d.Kind, x.d.Queue, x.d.What, "×"+strconv.Itoa(x.n))
+	}
 	r.table(t)
+	for _, x := range rs[min(len(rs), decisionsShown):] {
+		more += x.n
+	}
 	if more > 0 {
 		r.p("… and %d more decisions in the stretch.", more)
 	}
@@ -98,10 +132,10 @@ func (r *Report) decisionSection() {
 			fd.Position, fd.Bio.PID, fd.Bio.Index, fd.RealTime.Seconds(), fd.Predicted.PID, fd.Predicted.Index, fd.PredTime.Seconds())
 		if len(realD)+len(predD) > 0 {
 			r.body.WriteString("<div class=\"side\"><div><b>real</b>\n")
-			ds, more := around(realD, fd.RealTime, fd.RealTime, decisionsShown)
+			ds, more := around(realD, fd.RealTime, fd.RealTime, decisionsScanned)
 			r.decisionTable(ds, more)
 			r.body.WriteString("</div><div><b>predicted</b>\n")
-			ds, more = around(predD, fd.PredTime, fd.PredTime, decisionsShown)
+			ds, more = around(predD, fd.PredTime, fd.PredTime, decisionsScanned)
 			r.decisionTable(ds, more)
 			r.body.WriteString("</div></div>\n")
 		}
@@ -117,10 +151,10 @@ func (r *Report) decisionSection() {
 		r.p("Real %s s served %s. Predicted %s s served %s.", timeSpan(d.RealStart, d.RealEnd), esc(r.servedText(d.Real)), timeSpan(d.PredStart, d.PredEnd), esc(r.servedText(d.Predicted)))
 		if len(realD)+len(predD) > 0 {
 			r.body.WriteString("<div class=\"side\"><div><b>real</b>\n")
-			ds, more := around(realD, d.RealStart, d.RealEnd, decisionsShown)
+			ds, more := around(realD, d.RealStart, d.RealEnd, decisionsScanned)
 			r.decisionTable(ds, more)
 			r.body.WriteString("</div><div><b>predicted</b>\n")
-			ds, more = around(predD, d.PredStart, d.PredEnd, decisionsShown)
+			ds, more = around(predD, d.PredStart, d.PredEnd, decisionsScanned)
 			r.decisionTable(ds, more)
 			r.body.WriteString("</div></div>\n")
 		}

@@ -110,7 +110,7 @@ const (
 	queueRows         = 24 // think-time table rows
 	divergenceRows    = 10 // divergences listed and marked
 	decisionStretches = 5  // divergences whose decisions are shown
-	decisionsShown    = 14 // decisions per side and stretch
+	decisionsShown    = 14 // decision rows per side and stretch
 	mismatchRows      = 20 // decision mismatches listed
 	processRows       = 12 // per-process table rows
 )
