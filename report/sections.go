@@ -109,12 +109,14 @@ func (r *Report) bandwidthSection() {
 	comm := comms(res.RealSide, res.PredSide)
 	series, legend = nil, nil
 	rc, pc = rp, pp
+	slices.Sort(top)
+	colours := r.processColours(top)
 	for i, pid := range top {
 		name := "pid " + strconv.FormatUint(pid, 10)
 		if c := comm[uint32(pid)]; c != "" {
 			name = c + " " + strconv.FormatUint(pid, 10)
 		}
-		addPair(name, i, id1(pid))
+		addPair(name, colours[i], id1(pid))
 	}
 	if len(rest) > 0 {
 		addPair(fmt.Sprintf("%d other processes", len(rest)), svgplot.Colours-1, rest)
@@ -143,6 +145,34 @@ func (r *Report) bandwidthSection() {
 }
 
 func id1(id uint64) []uint64 { return []uint64{id} }
+
+// processColours gives each process its cgroup's colour where no other
+// process of the list took it, else the first colour still free.
+func (r *Report) processColours(pids []uint64) []int {
+	cg := map[uint64]uint64{}
+	if s := r.res.RealSide; s != nil {
+		for i := range s.Bios {
+			if _, ok := cg[uint64(s.Bios[i].PID)]; !ok {
+				cg[uint64(s.Bios[i].PID)] = s.Bios[i].Cgroup
+			}
+		}
+	}
+	used := make([]bool, svgplot.Colours)
+	out := make([]int, len(pids))
+	for i, pid := range pids {
+		c, ok := cg[pid]
+		k := r.cgColour(c)
+		if !ok || used[k] || k == svgplot.Colours-1 {
+			k = slices.Index(used[:svgplot.Colours-1], false)
+		}
+		if k < 0 {
+			k = i % (svgplot.Colours - 1)
+		}
+		used[k] = true
+		out[i] = k
+	}
+	return out
+}
 
 // cgColour returns a cgroup's colour: its rank by id among the cgroups the
 // diff compares, the last colour kept for "other".
