@@ -1,10 +1,14 @@
 package report
 
 import (
+	"encoding/xml"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/internal/htmlcheck"
+	"github.com/tracesched/tracesched/trace"
 )
 
 func TestShellQuote(t *testing.T) {
@@ -65,5 +69,76 @@ func TestCDF(t *testing.T) {
 	x, y := cdf(xs)
 	if len(x) != len(cdfLevels) || x[0] != 1 || x[len(x)-1] != 5 || y[len(y)-1] != 1 || !slices.IsSorted(x) {
 		t.Errorf("cdf %v %v", x, y)
+	}
+}
+
+// hostile is a cgroup path and a process name as a trace could carry them.
+const hostile = `</svg><script src="https://example.com/x.js"></script><img src=//x>`
+
+// sides builds two small traces of one workload: n one-bio reads of pids
+// 100 and 101, one every 100 µs, the prediction serving pid 100's later
+// bios 2 ms late.
+func sides(n int) (*diff.Side, *diff.Side) {
+	mk := func(late bool) *diff.Side {
+		var bios []trace.Bio
+		var reqs []trace.Request
+		idx := [2]uint32{}
+		for i := 0; i < n; i++ {
+			p := i % 2
+			t := trace.Time(i) * 100_000
+			issue := t + 10_000
+			if late && p == 0 && i > n/2 {
+				issue += 2_000_000
+			}
+			r := trace.Request{ID: uint64(i + 1), Bytes: 4096, Cat: trace.CatRead, PID: uint32(100 + p), Comm: hostile, Cgroup: uint64(7 + p),
+				Queue: t, Get: t, Insert: t, Issue: issue, Complete: issue + 50_000, Bios: 1, FirstBio: idx[p]}
+			reqs = append(reqs, r)
+			bios = append(bios, trace.Bio{PID: r.PID, Index: idx[p], Bytes: 4096, Cat: trace.CatRead, Cgroup: r.Cgroup, Queue: t, Request: r.ID, Issue: issue, Done: r.Complete})
+			idx[p]++
+		}
+		return diff.FromData(trace.Meta{Cgroups: map[uint64]string{7: hostile}}, bios, reqs, nil)
+	}
+	return mk(false), mk(true)
+}
+
+// TestHostileNames: names from a trace are escaped everywhere, so the page
+// stays free of anything that fetches, and every chart still parses.
+func TestHostileNames(t *testing.T) {
+	real, pred := sides(400)
+	res := diff.Compare(real, pred, diff.Options{})
+	if res.DispatchOrder.Divergences == 0 {
+		t.Fatal("the late bios should diverge")
+	}
+	rep := New(res, Run{Commands: []string{ShellQuote([]string{"tracesched", "report", hostile})}, Inputs: []Input{{Role: "capture", Name: hostile}}})
+	var b strings.Builder
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if tag, attr := htmlcheck.Fetches(page); tag != "" {
+		t.Errorf("tag %q loads %q", tag, attr)
+	}
+	if !strings.Contains(page, "&lt;script src=&#34;https://example.com/x.js&#34;&gt;") {
+		t.Error("the hostile name is not shown, escaped")
+	}
+	for _, c := range rep.Charts() {
+		for _, standalone := range []bool{false, true} {
+			if err := xml.Unmarshal([]byte(c.SVG(standalone)), new(struct{})); err != nil {
+				t.Errorf("%s (standalone %v): %v", c.Name, standalone, err)
+			}
+		}
+	}
+}
+
+// TestEmpty: two empty traces render without failing.
+func TestEmpty(t *testing.T) {
+	e := func() *diff.Side { return diff.FromData(trace.Meta{}, nil, nil, nil) }
+	rep := New(diff.Compare(e(), e(), diff.Options{}), Run{})
+	var b strings.Builder
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Charts()) == 0 || !strings.Contains(b.String(), "</html>") {
+		t.Errorf("%d charts", len(rep.Charts()))
 	}
 }

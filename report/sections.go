@@ -130,7 +130,7 @@ func (r *Report) bandwidthSection() {
 	// The per-process totals.
 	t := newTable("process", "real MiB", "predicted MiB", "real MiB/s (span)", "predicted MiB/s (span)")
 	all, _ := topKeys(processRows, rp, pp)
-	rs, ps := r.res.RealSide.Seconds(), r.res.PredSide.Seconds()
+	rs, ps := r.res.WallSeconds, r.res.SimulatedSeconds
 	for _, pid := range all[:min(len(all), processRows)] {
 		name := strconv.FormatUint(pid, 10)
 		if c := comm[uint32(pid)]; c != "" {

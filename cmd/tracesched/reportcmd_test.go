@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tracesched/tracesched/internal/htmlcheck"
 )
 
 // svgNode is an SVG element tree as encoding/xml reads it.
@@ -77,15 +79,6 @@ func chartSeries(t *testing.T, name, svg string) (title string, series map[strin
 		}
 	})
 	return title, series
-}
-
-// remote matches whatever could make a browser fetch something.
-var remote = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)<\s*(script|link|iframe|img|object|embed|image|use|video|audio|source)\b`),
-	regexp.MustCompile(`(?i)\b(src|srcset|href|xlink:href|action|poster|data)\s*=\s*["']?\s*(https?:|//|file:|data:)`),
-	regexp.MustCompile(`(?i)@import`),
-	regexp.MustCompile(`(?i)url\s*\(`),
-	regexp.MustCompile(`(?i)@font-face`),
 }
 
 // unquote splits a command line quoted by report.ShellQuote.
@@ -168,12 +161,10 @@ func TestReplayReport(t *testing.T) {
 		t.Errorf("report is %d bytes, over 2 MiB", len(raw))
 	}
 
-	// Nothing fetched: no element that loads, no remote reference; every
-	// link is an anchor inside the page.
-	for _, re := range remote {
-		if m := re.FindString(html); m != "" {
-			t.Errorf("the page may fetch something: %q", m)
-		}
+	// Nothing fetched: no element that loads, no attribute or CSS that
+	// names a resource; every link is an anchor inside the page.
+	if tag, what := htmlcheck.Fetches(html); tag != "" {
+		t.Errorf("the page may fetch %q (%s)", what, tag)
 	}
 	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(html, -1) {
 		if !strings.HasPrefix(m[1], "#") || !strings.Contains(html, `id="`+m[1][1:]+`"`) {
@@ -207,6 +198,9 @@ func TestReplayReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, fileSeries := chartSeries(t, name+".svg", string(fileSVG))
+		if tag, what := htmlcheck.Fetches(string(fileSVG)); tag != "" {
+			t.Errorf("%s.svg may fetch %q (%s)", name, what, tag)
+		}
 		if !strings.Contains(string(fileSVG), `xmlns="http://www.w3.org/2000/svg"`) || !strings.Contains(string(fileSVG), "<style>") {
 			t.Errorf("%s.svg does not stand alone (namespace, style)", name)
 		}
