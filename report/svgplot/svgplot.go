@@ -275,13 +275,14 @@ func LogTicks(lo, hi float64) []float64 {
 	return out
 }
 
-// Label formats a tick value compactly: 0.001, 2.5, 1200, 1.5e+06.
+// Label formats a tick value compactly: 0.001, 2.5, 1200, 1500000,
+// 1.5e+09.
 func Label(v float64) string {
 	if v == 0 {
 		return "0"
 	}
 	a := math.Abs(v)
-	if a >= 1e6 || a < 1e-4 {
+	if a >= 1e9 || a < 1e-4 {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
 	s := strconv.FormatFloat(v, 'f', 6, 64)

@@ -31,7 +31,7 @@ func TestTicks(t *testing.T) {
 	if got, want := LogTicks(-2, 2), []float64{0.01, 0.1, 1, 10, 100}; !slices.Equal(got, want) {
 		t.Errorf("LogTicks(-2, 2) = %v, want %v", got, want)
 	}
-	for v, want := range map[float64]string{0: "0", 0.05: "0.05", 1500: "1500", 2.5e6: "2.5e+06", 1e-5: "1e-05"} {
+	for v, want := range map[float64]string{0: "0", 0.05: "0.05", 1500: "1500", 1e6: "1000000", 2.5e9: "2.5e+09", 1e-5: "1e-05"} {
 		if got := Label(v); got != want {
 			t.Errorf("Label(%v) = %q, want %q", v, got, want)
 		}
