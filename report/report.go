@@ -99,6 +99,7 @@ type Report struct {
 	charts []*Chart
 	nav    [][2]string // section id, title
 	body   strings.Builder
+	comm   map[uint32]string // pid -> process name (comms)
 }
 
 // Limits on what the page lists.

@@ -142,3 +142,22 @@ func TestEmpty(t *testing.T) {
 		t.Errorf("%d charts", len(rep.Charts()))
 	}
 }
+
+func pageSize(t testing.TB, n int) int {
+	real, pred := sides(n)
+	var b strings.Builder
+	if err := New(diff.Compare(real, pred, diff.Options{}), Run{}).WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Len()
+}
+
+// TestSizeDoesNotGrow: the page aggregates, so 20 times the requests make
+// it barely larger (the data tables hold at most a few hundred rows).
+func TestSizeDoesNotGrow(t *testing.T) {
+	small, large := pageSize(t, 20_000), pageSize(t, 400_000)
+	t.Logf("20k requests: %d bytes, 400k: %d bytes", small, large)
+	if large > 2<<20 || float64(large) > 1.25*float64(small) {
+		t.Errorf("page of 400k requests %d bytes against %d for 20k", large, small)
+	}
+}

@@ -106,7 +106,7 @@ func (r *Report) bandwidthSection() {
 	pidKey := func(b *trace.Bio) uint64 { return uint64(b.PID) }
 	rp, pp := binBytes(res.RealSide, win, nw, pidKey), binBytes(res.PredSide, win, nw, pidKey)
 	top, rest = topKeys(topProcesses, rp, pp)
-	comm := comms(res.RealSide, res.PredSide)
+	comm := r.comms()
 	series, legend = nil, nil
 	rc, pc = rp, pp
 	slices.Sort(top)
@@ -185,20 +185,29 @@ func (r *Report) cgColour(id uint64) int {
 	return svgplot.Colours - 1
 }
 
-// comms maps pids to process names, from the requests.
-func comms(sides ...*diff.Side) map[uint32]string {
+// comms maps pids to process names, from the requests; computed once.
+func (r *Report) comms() map[uint32]string {
+	if r.comm != nil {
+		return r.comm
+	}
 	m := map[uint32]string{}
-	for _, s := range sides {
+	for _, s := range []*diff.Side{r.res.RealSide, r.res.PredSide} {
 		if s == nil {
 			continue
 		}
+		last := uint32(0)
 		for i := range s.Requests {
 			rq := &s.Requests[i]
-			if rq.Comm != "" && m[rq.PID] == "" {
+			if rq.Comm == "" || (rq.PID == last && i > 0) {
+				continue
+			}
+			last = rq.PID
+			if m[rq.PID] == "" {
 				m[rq.PID] = rq.Comm
 			}
 		}
 	}
+	r.comm = m
 	return m
 }
 
@@ -418,7 +427,7 @@ func (r *Report) thinkSection() {
 		return cmp.Compare(b.RealRequests+b.PredRequests, a.RealRequests+a.PredRequests)
 	})
 	end := sideEnd(res.RealSide, res.PredSide)
-	comm := comms(res.RealSide, res.PredSide)
+	comm := r.comms()
 	qname := func(q diff.QueueThink) string {
 		s := q.Queue
 		if c := comm[q.PID]; c != "" {

@@ -138,6 +138,26 @@ func latencyOf(s *diff.Side) (q2c, d2c map[uint64][]float64) {
 	if s == nil {
 		return
 	}
+	// Count first, so that each slice is allocated once.
+	nq, nd := map[uint64]int{}, map[uint64]int{}
+	for i := range s.Requests {
+		r := &s.Requests[i]
+		if !r.Complete.Valid() {
+			continue
+		}
+		if r.Queue.Valid() && r.Complete >= r.Queue {
+			nq[r.Cgroup]++
+		}
+		if r.Issue.Valid() && r.Complete >= r.Issue {
+			nd[r.Cgroup]++
+		}
+	}
+	for k, n := range nq {
+		q2c[k] = make([]float64, 0, n)
+	}
+	for k, n := range nd {
+		d2c[k] = make([]float64, 0, n)
+	}
 	for i := range s.Requests {
 		r := &s.Requests[i]
 		if !r.Complete.Valid() {
