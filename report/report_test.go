@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tracesched/tracesched/diff"
-	"github.com/tracesched/tracesched/internal/htmlcheck"
+	"github.com/tracesched/tracesched/internal/nofetch"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -115,7 +115,7 @@ func TestHostileNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	if tag, attr := htmlcheck.Fetches(page); tag != "" {
+	if tag, attr := nofetch.Fetches(page); tag != "" {
 		t.Errorf("tag %q loads %q", tag, attr)
 	}
 	if !strings.Contains(page, "&lt;script src=&#34;https://example.com/x.js&#34;&gt;") {

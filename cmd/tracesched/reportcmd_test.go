@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracesched/tracesched/internal/htmlcheck"
+	"github.com/tracesched/tracesched/internal/nofetch"
 )
 
 // svgNode is an SVG element tree as encoding/xml reads it.
@@ -163,7 +163,7 @@ func TestReplayReport(t *testing.T) {
 
 	// Nothing fetched: no element that loads, no attribute or CSS that
 	// names a resource; every link is an anchor inside the page.
-	if tag, what := htmlcheck.Fetches(html); tag != "" {
+	if tag, what := nofetch.Fetches(html); tag != "" {
 		t.Errorf("the page may fetch %q (%s)", what, tag)
 	}
 	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(html, -1) {
@@ -198,7 +198,7 @@ func TestReplayReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, fileSeries := chartSeries(t, name+".svg", string(fileSVG))
-		if tag, what := htmlcheck.Fetches(string(fileSVG)); tag != "" {
+		if tag, what := nofetch.Fetches(string(fileSVG)); tag != "" {
 			t.Errorf("%s.svg may fetch %q (%s)", name, what, tag)
 		}
 		if !strings.Contains(string(fileSVG), `xmlns="http://www.w3.org/2000/svg"`) || !strings.Contains(string(fileSVG), "<style>") {

@@ -23,20 +23,20 @@ const module = "github.com/tracesched/tracesched"
 // parse/blktrace, replay, diff and synth over it; the schedulers and device
 // over replay; tui over diff and trace; cmd on top.
 var policy = map[string][]string{
-	"trace":              {"github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
-	"parse/blktrace":     {"trace", "github.com/klauspost/compress"},
-	"replay":             {"trace"},
-	"scheduler/*":        {"replay", "trace"},
-	"device":             {"replay", "trace"},
-	"diff":               {"trace"},
-	"synth":              {"trace"},
-	"tui":                {"diff", "trace", "tui/*", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
-	"report":             {"diff", "trace", "report/svgplot"},
-	"report/svgplot":     {},
-	"internal/htmlcheck": {},
-	"internal/shared":    {},
-	"internal/fixture":   {"trace", "parse/blktrace", "internal/shared"},
-	"cmd/tracesched":     {"*"},
+	"trace":            {"github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
+	"parse/blktrace":   {"trace", "github.com/klauspost/compress"},
+	"replay":           {"trace"},
+	"scheduler/*":      {"replay", "trace"},
+	"device":           {"replay", "trace"},
+	"diff":             {"trace"},
+	"synth":            {"trace"},
+	"tui":              {"diff", "trace", "tui/*", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
+	"report":           {"diff", "trace", "report/svgplot"},
+	"report/svgplot":   {},
+	"internal/nofetch": {},
+	"internal/shared":  {},
+	"internal/fixture": {"trace", "parse/blktrace", "internal/shared"},
+	"cmd/tracesched":   {"*"},
 }
 
 func rule(rel string) ([]string, bool) {

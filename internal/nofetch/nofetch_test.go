@@ -1,4 +1,4 @@
-package htmlcheck
+package nofetch
 
 import "testing"
 

@@ -1,6 +1,6 @@
-// Package htmlcheck checks that an HTML or SVG page loads nothing: what
+// Package nofetch checks that an HTML or SVG page loads nothing: what
 // the report tests assert of every page they render.
-package htmlcheck
+package nofetch
 
 import (
 	"regexp"
