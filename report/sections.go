@@ -372,7 +372,7 @@ func (r *Report) orderSection() {
 	}
 	series := []svgplot.Series{{Name: "max |displacement|", Colour: 1, X: xs, Y: mx}, {Name: "mean |displacement|", Colour: 0, X: xs, Y: mean}}
 	r.figure(&Chart{Name: "dispatch-displacement", Title: "Displacement along the real order",
-		Caption: fmt.Sprintf("|predicted rank - real rank| per bin of %s positions of the real order; dashed line: the divergence threshold (%s ranks); shaded: the top divergences.", f(float64(n)/float64(k), 1), f(r.run.DivergenceThreshold, 1)),
+		Caption: dispCaption(n, k, r.run.DivergenceThreshold),
 		plot: &svgplot.LineChart{Title: "Displacement along the real dispatch order", X: svgplot.Axis{Label: "rank in the real dispatch order", Min: 0, Max: hi},
 			Y: svgplot.Axis{Label: "|displacement| (ranks)", FromZero: true}, Series: series, Bands: bands, RefY: []float64{r.run.DivergenceThreshold},
 			LegendExtra: []svgplot.LegendItem{{Name: "divergence threshold", Colour: -1, Dashed: true}}},
@@ -392,6 +392,14 @@ func (r *Report) orderSection() {
 	}
 	r.table(t)
 	r.endSection()
+}
+
+func dispCaption(n, bins int, threshold float64) string {
+	per := fmt.Sprintf("per bin of %s positions of the real order", f(float64(n)/float64(bins), 1))
+	if n <= bins {
+		per = "per position of the real order (one bio a bin: the mean is the max)"
+	}
+	return fmt.Sprintf("|predicted rank - real rank| %s; dashed line: the divergence threshold (%s ranks); shaded: the top divergences.", per, f(threshold, 1))
 }
 
 func timeSpan(a, b trace.Time) string {
