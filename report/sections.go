@@ -427,8 +427,13 @@ func (r *Report) thinkSection() {
 	r.p("BFQ's think-time statistic recomputed from each side's own timing (threshold %s ms on the mean): %d sync queues, real short %d, predicted short %d; the classes agree on %s of %d requests compared (confusion real/predicted short/short %d, short/long %d, long/short %d, long/long %d).",
 		f(1e3*tt.ThresholdSeconds, 3), tt.Queues, tt.RealShort, tt.PredShort, pct(tt.Agreement), tt.Compared, tt.Confusion[0][0], tt.Confusion[0][1], tt.Confusion[1][0], tt.Confusion[1][1])
 	if tt.RealLogged.Points > 0 || tt.PredLogged.Points > 0 {
-		r.p("Check of the recomputation against the classes the schedulers logged: real %s of %d, predicted %s of %d.",
-			pct(tt.RealLogged.Agreement), tt.RealLogged.Points, pct(tt.PredLogged.Agreement), tt.PredLogged.Points)
+		logged := func(la diff.LoggedAgreement) string {
+			if la.Points == 0 {
+				return "no class logged"
+			}
+			return fmt.Sprintf("%s of %d", pct(la.Agreement), la.Points)
+		}
+		r.p("Check of the recomputation against the classes the schedulers logged: real %s, predicted %s.", logged(tt.RealLogged), logged(tt.PredLogged))
 	}
 	qs := slices.Clone(tt.PerQueue)
 	slices.SortStableFunc(qs, func(a, b diff.QueueThink) int {

@@ -300,6 +300,17 @@ func frame(b *strings.Builder, title string, w, h float64, xa, ya Axis, xv, yv [
 	var xt, yt []float64
 	c.x0, c.x1, xt = scale(xa, xv)
 	c.y0, c.y1, yt = scale(ya, yv)
+	// Room for the longest y label (an estimated 7 units a character) and
+	// the axis title beside it.
+	long := 0
+	for _, t := range yt {
+		long = max(long, len(Label(t)))
+	}
+	c.left = max(c.left, 34+7*float64(long))
+	// And for half the last x label past the plotting area.
+	if n := len(xt); n > 0 {
+		c.right = max(c.right, 8+3.5*float64(len(Label(xt[n-1]))))
+	}
 	fmt.Fprintf(b, `<text class="title" x="%s" y="20">%s</text>`, num(c.left), esc(title))
 	pb := c.h - c.bot
 	// Grid and ticks.
