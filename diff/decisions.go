@@ -188,3 +188,19 @@ func compareDecisions(real, pred *Side, opts Options) Decisions {
 	d.Mismatches = append(d.Mismatches, all...)
 	return d
 }
+
+// Decision is one scheduling decision a scheduler message records, as
+// Compare reads it to align the two sides' decisions.
+type Decision struct {
+	Time  trace.Time // ns
+	Kind  string     // DecisionSelect, DecisionExpire or DecisionIdle
+	Queue string     // the queue, as the scheduler prints it
+	What  string     // the decision: the queue selected, "reason N", "idle" or "no idle"
+}
+
+// DecisionOf returns the scheduling decision m records, by the rules of
+// Decisions; false when it records none.
+func DecisionOf(m *Message) (Decision, bool) {
+	d, ok := parseDecision(m)
+	return Decision{Time: d.t, Kind: d.kind, Queue: d.queue, What: d.what}, ok
+}

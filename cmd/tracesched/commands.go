@@ -10,6 +10,7 @@ func subcommands(ios *IOStreams) []*cobra.Command {
 		newCalibrateCmd(ios),
 		newReplayCmd(ios),
 		newDiffCmd(ios),
+		newReportCmd(ios),
 		newTUICmd(ios),
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/report"
 	"github.com/tracesched/tracesched/trace"
 	"github.com/tracesched/tracesched/trace/arrowfile"
 	"github.com/tracesched/tracesched/tui"
@@ -35,6 +36,8 @@ type replayOptions struct {
 	listFeatures bool
 	seed         uint64
 	hz           int
+	reports      reportOutputs // --report, --svg, --png
+	fit          *device.Fit   // the device model's calibration, when calibrated
 }
 
 func newReplayCmd(ios *IOStreams) *cobra.Command {
@@ -105,6 +108,7 @@ by path when the capture names paths.`,
 	f.BoolVar(&opts.listFeatures, "list-features", false, "list the scheduler's historical features and kernel presets")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the device model's random draws")
 	f.IntVar(&opts.hz, "hz", 250, "the kernel's tick rate, where a model counts jiffies")
+	addReportFlags(f, &opts.reports, "report", "")
 	return cmd
 }
 
@@ -298,6 +302,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	for _, k := range slices.Sorted(maps.Keys(sets)) {
 		pmeta.Extra["set."+k] = sets[k]
 	}
+	pmeta.Extra["command"] = report.ShellQuote(replayCommand(opts, model, weights))
 	predSide := diff.NewSide(pmeta)
 	var ew *arrowfile.EventWriter
 	var ef *atomicFile
@@ -345,6 +350,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s, in %.2f s; device %s\n",
 		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
+	if err := opts.reports.write(ios, result, replayReportRun(opts, model, result, res.Queue, fitNote)); err != nil {
+		return err
+	}
 	switch {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
@@ -388,6 +396,7 @@ func deviceModel(opts *replayOptions, reqs []trace.Request, dev trace.Dev) (*dev
 	if err != nil {
 		return nil, "", fmt.Errorf("calibrating a device model from %s (device %s): %w; give one with --device", opts.input, dev, err)
 	}
+	opts.fit = fit
 	return m, fmt.Sprintf("%s calibrated (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
 }
 
