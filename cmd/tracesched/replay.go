@@ -350,7 +350,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s, in %.2f s; device %s\n",
 		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
-	if err := opts.reports.write(ios, result, replayReportRun(opts, model, result, res.Queue, fitNote)); err != nil {
+	if err := opts.reports.write(ctx, ios, result, replayReportRun(opts, model, result, res.Queue, fitNote)); err != nil {
 		return err
 	}
 	switch {

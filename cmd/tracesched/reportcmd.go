@@ -56,7 +56,7 @@ func (o *reportOutputs) args(htmlFlag string) []string {
 
 // write renders the report of res and writes every output asked for, each
 // file atomically.
-func (o *reportOutputs) write(ios *IOStreams, res *diff.Result, run report.Run) error {
+func (o *reportOutputs) write(ctx context.Context, ios *IOStreams, res *diff.Result, run report.Run) error {
 	if !o.any() {
 		return nil
 	}
@@ -66,7 +66,7 @@ func (o *reportOutputs) write(ios *IOStreams, res *diff.Result, run report.Run) 
 		if err := rep.WriteHTML(&buf); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(o.html, buf.Bytes()); err != nil {
+		if err := writeFileAtomic(ctx, ios, o.html, buf.Bytes()); err != nil {
 			return err
 		}
 		fmt.Fprintf(ios.ErrOut, "tracesched: wrote %s (%d bytes, %d charts)\n", o.html, buf.Len(), len(rep.Charts()))
@@ -76,14 +76,14 @@ func (o *reportOutputs) write(ios *IOStreams, res *diff.Result, run report.Run) 
 			return err
 		}
 		for _, c := range rep.Charts() {
-			if err := writeFileAtomic(filepath.Join(o.svgDir, c.Name+".svg"), []byte(c.SVG(true))); err != nil {
+			if err := writeFileAtomic(ctx, ios, filepath.Join(o.svgDir, c.Name+".svg"), []byte(c.SVG(true))); err != nil {
 				return err
 			}
 		}
 		fmt.Fprintf(ios.ErrOut, "tracesched: wrote %d charts to %s\n", len(rep.Charts()), o.svgDir)
 	}
 	if o.pngDir != "" {
-		if err := writePNGs(o.pngDir, rep.Charts()); err != nil {
+		if err := writePNGs(ctx, ios, o.pngDir, rep.Charts()); err != nil {
 			return err
 		}
 		fmt.Fprintf(ios.ErrOut, "tracesched: wrote %d PNG charts to %s\n", len(rep.Charts()), o.pngDir)
@@ -92,8 +92,8 @@ func (o *reportOutputs) write(ios *IOStreams, res *diff.Result, run report.Run) 
 }
 
 // writeFileAtomic writes data to name through an atomicFile.
-func writeFileAtomic(name string, data []byte) error {
-	f, err := createAtomic(name)
+func writeFileAtomic(ctx context.Context, ios *IOStreams, name string, data []byte) error {
+	f, err := createAtomic(ctx, ios, name)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func chromium() string {
 
 // writePNGs rasterises each chart with a headless Chromium (no network,
 // a throwaway profile), writing each PNG atomically.
-func writePNGs(dir string, charts []*report.Chart) error {
+func writePNGs(ctx context.Context, ios *IOStreams, dir string, charts []*report.Chart) error {
 	browser := chromium()
 	if browser == "" {
 		return errors.New("--png needs a Chromium (chromium, chromium-browser or google-chrome) on PATH; --svg writes the charts without one")
@@ -137,8 +137,8 @@ func writePNGs(dir string, charts []*report.Chart) error {
 			return err
 		}
 		shot := filepath.Join(tmp, c.Name+".png")
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		shotCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		cmd := exec.CommandContext(shotCtx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 			"--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars", "--user-data-dir="+filepath.Join(tmp, "profile"),
 			"--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", w, h), "file://"+src)
 		out, err := cmd.CombinedOutput()
@@ -150,7 +150,7 @@ func writePNGs(dir string, charts []*report.Chart) error {
 		if err != nil {
 			return fmt.Errorf("rasterising %s with %s: no screenshot: %w", c.Name, browser, err)
 		}
-		if err := writeFileAtomic(filepath.Join(dir, c.Name+".png"), data); err != nil {
+		if err := writeFileAtomic(ctx, ios, filepath.Join(dir, c.Name+".png"), data); err != nil {
 			return err
 		}
 	}
@@ -355,7 +355,7 @@ rasterised by a headless Chromium found on PATH.`,
 			if !opts.out.any() {
 				return usagef("report needs -o FILE.html, --svg DIR or --png DIR")
 			}
-			return reportRun(ios, opts)
+			return reportRun(cmd.Context(), ios, opts)
 		},
 	}
 	addReportFlags(cmd.Flags(), &opts.out, "output", "o")
@@ -363,12 +363,12 @@ rasterised by a headless Chromium found on PATH.`,
 	return cmd
 }
 
-func reportRun(ios *IOStreams, opts *reportOptions) error {
-	realSide, meta, err := loadSide(ios, opts.real)
+func reportRun(ctx context.Context, ios *IOStreams, opts *reportOptions) error {
+	realSide, meta, err := loadSide(ctx, ios, opts.real)
 	if err != nil {
 		return err
 	}
-	predSide, pmeta, err := loadSide(ios, opts.pred)
+	predSide, pmeta, err := loadSide(ctx, ios, opts.pred)
 	if err != nil {
 		return err
 	}
@@ -399,5 +399,5 @@ func reportRun(ios *IOStreams, opts *reportOptions) error {
 		cmdline = append(cmdline, "--weight", fmt.Sprintf("%d=%d", id, weights[id]))
 	}
 	run.Commands = append(run.Commands, report.ShellQuote(append(cmdline, opts.out.args("-o")...)))
-	return opts.out.write(ios, result, run)
+	return opts.out.write(ctx, ios, result, run)
 }
