@@ -33,6 +33,8 @@ type replayOptions struct {
 	listFeatures bool
 	seed         uint64
 	hz           int
+
+	recordedSched string
 }
 
 func newReplayCmd(ios *IOStreams) *cobra.Command {
@@ -103,6 +105,7 @@ by path when the capture names paths.`,
 	f.BoolVar(&opts.listFeatures, "list-features", false, "list the scheduler's historical features and kernel presets")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the device model's random draws")
 	f.IntVar(&opts.hz, "hz", 250, "the kernel's tick rate, where a model counts jiffies")
+	f.StringVar(&opts.recordedSched, "recorded-sched", "", "the scheduler the capture was recorded under, `NAME` (default: from a manifest.json beside it, or its messages)")
 	return cmd
 }
 
@@ -329,7 +332,11 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 
 	// 6. The diff.
 	idle, idleOff := diff.ThinkOptions(sets)
-	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff})
+	do := diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}
+	if err := whatIfOptions(ios, opts, realSide, model.name, kernel, weights, sets, &do); err != nil {
+		return err
+	}
+	result := diff.Compare(realSide, predSide, do)
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
