@@ -52,10 +52,18 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 	}
 	if r.Change != nil {
 		r.writeChange(line)
+		for _, s := range r.DeviceExtrapolation {
+			line("device model extrapolates: %s", s)
+		}
 		line("")
 		line("validation figures (the prediction against the capture it was made from)")
 	}
 	line("diff %s: real %d requests over %.3f s, predicted %d over %.3f s", sched, r.Requests, r.WallSeconds, r.PredictedRequests, r.SimulatedSeconds)
+	if r.Change == nil {
+		for _, s := range r.DeviceExtrapolation {
+			line("device model extrapolates: %s", s)
+		}
+	}
 	line("")
 	o := &r.DispatchOrder
 	line("  dispatch tau       %8.4f   mean displacement %.1f ranks, %d divergences", o.KendallTau, o.MeanDisplacement, o.Divergences)

@@ -28,6 +28,11 @@ type Result struct {
 	ThinkTime         ThinkTime `json:"think_time"`
 	Latency           Latency   `json:"latency"`
 	Decisions         Decisions `json:"decisions"`
+	// DeviceExtrapolation states, one sentence each, where the prediction
+	// drove the device model beyond what its calibration saw (depths,
+	// sizes, operations); set by the caller that knows the model, empty
+	// when it stayed inside.
+	DeviceExtrapolation []string `json:"device_extrapolation"`
 
 	// RealSide and PredSide are the compared Sides; the indexes in
 	// DispatchOrder sequences, Divergence served lists and BioRefs point
@@ -79,6 +84,7 @@ func Compare(real, pred *Side, opts Options) *Result {
 	r.ThinkTime = compareThink(real, pred, rIdx, pIdx, opts)
 	r.Latency = compareLatency(real, pred)
 	r.Decisions = compareDecisions(real, pred, opts)
+	r.DeviceExtrapolation = []string{}
 	if len(opts.Changes) > 0 {
 		r.Mode = ModeWhatIf
 		r.Change = r.whatIf(opts)

@@ -337,6 +337,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 		return err
 	}
 	result := diff.Compare(realSide, predSide, do)
+	result.DeviceExtrapolation = append([]string{}, coverageWarnings(ios, dm, onDevice(predSide.Requests, w.Dev))...)
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
@@ -385,6 +386,7 @@ func deviceModel(opts *replayOptions, reqs []trace.Request, dev trace.Dev) (*dev
 	if err != nil {
 		return nil, "", fmt.Errorf("calibrating a device model from %s (device %s): %w; give one with --device", opts.input, dev, err)
 	}
+	m.Coverage = device.CoverageOf(onDevice(reqs, dev))
 	return m, fmt.Sprintf("%s calibrated (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
 }
 
