@@ -7,13 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
-
-	"github.com/tracesched/tracesched/trace"
 )
 
 // ErrDirectIO is returned when the target refuses O_DIRECT (tmpfs, some
@@ -87,9 +84,10 @@ func HoldsData(f *os.File, size int64) (bool, error) {
 // Probe measures the target f (opened with OpenDirect; writable when
 // opts.Writes) with a short sweep of direct I/O: for each step of the grid
 // (read and, with Writes, write; random and sequential; each size; each
-// depth), Depth workers issue requests back to back for an equal share of
-// the budget, each timed from its system call to its return. Steps are
-// 2 ms apart so that no request of one is in flight with another's.
+// depth), one thread keeps Depth requests in flight with Linux AIO (as
+// fio's libaio engine) for an equal share of the budget, each timed from
+// its io_submit to the io_getevents that reaped it. Steps are 2 ms apart
+// so that no request of one is in flight with another's.
 func Probe(f *os.File, opts ProbeOptions) (*ProbeResult, error) {
 	opts = opts.withDefaults()
 	size, err := TargetSize(f)
@@ -131,69 +129,13 @@ func Probe(f *os.File, opts ProbeOptions) (*ProbeResult, error) {
 		}
 		res.Steps = append(res.Steps, st)
 		slots := region / int64(st.Size)
-		var seq atomic.Int64
-		deadline := opts.Now().Add(per)
-		var mu sync.Mutex
-		var firstErr error
-		var wg sync.WaitGroup
-		for w := 0; w < st.Depth; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				buf := alignedBuf(int(st.Size))
-				rng := uint64(w+1)*0x9E3779B97F4A7C15 ^ uint64(st.Size)
-				var local []trace.Request
-				for opts.Now().Before(deadline) {
-					var slot int64
-					if st.Sequential {
-						slot = seq.Add(1) - 1
-						slot %= slots
-					} else {
-						rng ^= rng << 13
-						rng ^= rng >> 7
-						rng ^= rng << 17
-						slot = int64(rng % uint64(slots))
-					}
-					off := slot * int64(st.Size)
-					t0 := opts.Now()
-					var n int
-					var err error
-					if st.Write {
-						n, err = syscall.Pwrite(fd, buf, off)
-					} else {
-						n, err = syscall.Pread(fd, buf, off)
-					}
-					t1 := opts.Now()
-					if err != nil || n != len(buf) {
-						mu.Lock()
-						if firstErr == nil {
-							if err == nil {
-								err = fmt.Errorf("short transfer %d of %d", n, len(buf))
-							}
-							firstErr = fmt.Errorf("%s: %s at offset %d: %w", f.Name(), st, off, err)
-						}
-						mu.Unlock()
-						return
-					}
-					cat := trace.CatRead
-					if st.Write {
-						cat = trace.CatWrite | trace.CatSync
-					}
-					local = append(local, trace.Request{
-						ID: id.Add(1), Sector: uint64(off / 512), Bytes: st.Size, Cat: cat, Bios: 1,
-						Queue: trace.Time(t0.Sub(start)), Get: trace.Time(t0.Sub(start)), Insert: trace.Time(t0.Sub(start)),
-						Issue: trace.Time(t0.Sub(start)), Complete: trace.Time(t1.Sub(start)),
-					})
-				}
-				mu.Lock()
-				res.Requests = append(res.Requests, local...)
-				mu.Unlock()
-			}(w)
+		var n uint64 = id.Load()
+		reqs, err := aioStep(fd, st, slots, start, opts.Now().Add(per), opts.Now, &n, f.Name())
+		if err != nil {
+			return nil, err
 		}
-		wg.Wait()
-		if firstErr != nil {
-			return nil, firstErr
-		}
+		id.Store(n)
+		res.Requests = append(res.Requests, reqs...)
 		for t := opts.Now().Add(gap); opts.Now().Before(t); {
 			time.Sleep(gap / 4)
 		}

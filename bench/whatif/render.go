@@ -125,6 +125,7 @@ func render(w io.Writer, outs []outcome) {
 	if len(skipped) > 0 {
 		p("Pairs left out (captures absent):\n\n%s\n\n", strings.Join(skipped, "\n"))
 	}
+	seedTable(w, outs)
 	for i := range outs {
 		o := &outs[i]
 		if o.Skipped != "" {
@@ -237,4 +238,46 @@ func or(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// published are seed 000's bandwidth ratios cg2/cg1 (Yu Kuai, 5-run mean,
+// null_blk, randread libaio iodepth 64) for weights 10:90 ... 50:50.
+var published = map[int]float64{100: 9.22, 200: 4.26, 300: 2.68, 400: 1.71, 500: 0.99}
+
+// seedTable writes the seed-000 weight table: one mq-deadline capture
+// replayed through BFQ with each weight pair, the figures straight from
+// replay --json (predicted_mib_per_s of cgroups[]).
+func seedTable(w io.Writer, outs []outcome) {
+	var rows []*outcome
+	for i := range outs {
+		if outs[i].P.Group == "seed000" && outs[i].Skipped == "" {
+			rows = append(rows, &outs[i])
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p := func(f string, a ...any) { fmt.Fprintf(w, f, a...) }
+	p("## Seed 000: the weight table from an mq-deadline capture\n\n")
+	p("Yu Kuai's test (seeds/000): two cgroups, one 4 KiB random reader each, libaio iodepth 64, direct I/O;\n")
+	p("here recorded once under mq-deadline on the loop device (rig/wi-seed000-mqdl, bench/whatif/jobs/seed000.fio)\n")
+	p("and replayed through BFQ with each weight pair. Predicted MiB/s are `cgroups[].predicted_mib_per_s` of\n")
+	p("`tracesched replay --sched bfq --weight CG1=W1 --weight CG2=W2 --json` as printed (contention window);\n")
+	p("the published ratios are the thread's 5-run means on null_blk; the real BFQ runs are this job recorded\n")
+	p("under BFQ with those weights here.\n\n")
+	p("| weights | captured (mq-deadline) cg1 / cg2 MiB/s | predicted cg1 / cg2 MiB/s | predicted ratio | real BFQ here cg1 / cg2 | real ratio | published ratio |\n|---|---|---|---|---|---|---|\n")
+	for _, o := range rows {
+		if len(o.Rows) != 2 {
+			continue
+		}
+		a, b := o.Rows[0], o.Rows[1]
+		real, rr := "-", "-"
+		if len(a.RealMiB) > 0 && len(b.RealMiB) > 0 {
+			real = fmt.Sprintf("%.1f / %.1f", a.RealMiB[0], b.RealMiB[0])
+			rr = fmt.Sprintf("%.2f", b.RealMiB[0]/a.RealMiB[0])
+		}
+		p("| %d:%d | %.1f / %.1f | %.1f / %.1f | %.2f | %s | %s | %.2f |\n", a.Weight, b.Weight, a.CapMiB, b.CapMiB, a.PredMiB, b.PredMiB,
+			b.PredMiB/a.PredMiB, real, rr, published[a.Weight])
+	}
+	p("\n")
 }

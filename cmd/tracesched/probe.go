@@ -150,7 +150,11 @@ func probeRun(ios *IOStreams, opts *probeOptions) error {
 	if err != nil {
 		return err
 	}
-	model, fit, err := device.Calibrate(res.Requests, device.CalibrateOptions{Seed: opts.seed})
+	// No completion batching: the sweep's workers complete whenever their
+	// system calls return, so bunches of their completions say nothing of
+	// the device, and batching would drop the in-flight dependence the
+	// sweep is there to measure.
+	model, fit, err := device.Calibrate(res.Requests, device.CalibrateOptions{Seed: opts.seed, Kind: device.KindNonRotational, NoBatching: true})
 	if err != nil {
 		return fmt.Errorf("%s: calibrating from %d probe requests: %w", opts.target, len(res.Requests), err)
 	}
