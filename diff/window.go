@@ -34,9 +34,10 @@ import (
 //     the bios' Q2C (bio queued to its request's completion).
 //
 // With one compared key the window is its busy set. When a side's window is
-// empty (the keys never overlapped, or none qualified) that side's window is
-// its whole active span, first Q to last C over every bio, and
-// Bandwidth.WindowFallback says so.
+// empty or too short to measure a rate over (shorter than both the bridge
+// and a tenth of the side's active span: the keys hardly overlapped, or
+// none qualified), that side's window is its whole active span, first Q to
+// last C over every bio, and Bandwidth.WindowFallback says so.
 
 // interval is [From, To] in ns.
 type interval struct{ from, to int64 }
@@ -267,14 +268,15 @@ func contentionOf(real, pred *Side, key func(*trace.Bio) uint64, want map[uint64
 	c := contention{keys: keys}
 	win := func(s *Side) []interval {
 		w := windowOf(busySets(s, key, bridge), keys)
-		if length(w) > 0 {
+		p := s.prepared()
+		if p.first == trace.NoTime || p.last <= p.first {
+			return w
+		}
+		span := int64(p.last - p.first)
+		if n := length(w); n > 0 && n >= min(bridge, span/10) {
 			return w
 		}
 		c.fallback = true
-		p := s.prepared()
-		if p.first == trace.NoTime || p.last <= p.first {
-			return nil
-		}
 		return []interval{{int64(p.first), int64(p.last)}}
 	}
 	c.real = measure(real, win(real), key)

@@ -3,6 +3,7 @@ package diff
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -92,5 +93,18 @@ func TestIntersect(t *testing.T) {
 	}
 	if !contains(got, 10) || contains(got, 11) || !contains(got, 28) {
 		t.Error("contains")
+	}
+}
+
+// An overlap too short to measure a rate over (0.5 ms of a 200 ms span)
+// falls back to the active span too.
+func TestContentionWindowTooShort(t *testing.T) {
+	const ms = trace.Time(1e6)
+	b1, r1 := serial(1, 10, 100, 4096, 0, ms, 1)
+	b2, r2 := serial(2, 20, 100, 4096, 99*ms+ms/2, ms, 1000)
+	real := FromData(trace.Meta{}, append(b1, b2...), append(r1, r2...), nil)
+	r := Compare(real, cloneSide(real), Options{Window: 10 * time.Millisecond})
+	if !r.Bandwidth.WindowFallback || math.Abs(r.Bandwidth.WindowReal-0.1995) > 1e-9 {
+		t.Errorf("fallback %v window %v, want true, 0.1995 s", r.Bandwidth.WindowFallback, r.Bandwidth.WindowReal)
 	}
 }
