@@ -103,6 +103,9 @@ type Model struct {
 	Kind          Kind           `json:"kind"`
 	NonRotational *NonRotational `json:"nonrotational,omitempty"`
 	Rotational    *Rotational    `json:"rotational,omitempty"`
+	// Coverage, when set, is what the calibration saw (see Coverage); a
+	// replay states where it drives the model beyond it.
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // NonRotational holds the parameters of a non-rotational model.

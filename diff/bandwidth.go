@@ -10,23 +10,39 @@ const mib = 1 << 20
 // Cgroup compares one cgroup's bandwidth on the two sides. Bytes count
 // toward the window and the side in which their bio completed.
 //
-// Bandwidth is measured over each cgroup's own active span on each side,
-// from its first bio's Q to its last bio's C, and shares are shares of
-// that bandwidth: what each cgroup received while it was active. A
-// closed-loop replay moves exactly the captured bytes for every cgroup, so
-// shares of bytes would agree by construction; a scheduler that favours a
-// cgroup finishes its bytes sooner, and that shows here.
+// The headline figures (RealMiBps, PredMiBps, RealShare, PredShare, IOPS,
+// latency) are measured over each side's contention window, the time in
+// which every compared cgroup had I/O queued or in flight (see window.go):
+// what each cgroup received while the cgroups competed. The *Span figures
+// are measured over each cgroup's own active span on each side, from its
+// first bio's Q to its last bio's C; in a closed-loop replay a favoured
+// cgroup finishes early and the others then have the device to themselves,
+// which the span figures mix in.
 type Cgroup struct {
 	ID     uint64 `json:"id"`
 	Path   string `json:"path"`
 	Weight int    `json:"weight"` // Options.Weights[ID], 0 when unknown
+	// Compared says the cgroup is one of those whose overlap defines the
+	// contention window.
+	Compared bool `json:"compared"`
 
-	RealMiBps      float64 `json:"real_mib_per_s"`      // bytes / the cgroup's active span on the real side
-	PredMiBps      float64 `json:"predicted_mib_per_s"` // bytes / the cgroup's active span on the predicted side
-	RealShare      float64 `json:"real_share"`          // RealMiBps / the sum of RealMiBps over cgroups, 0..1
-	PredShare      float64 `json:"predicted_share"`     // PredMiBps / the sum of PredMiBps over cgroups
-	ShareError     float64 `json:"share_error"`         // PredShare - RealShare
-	BandwidthError float64 `json:"bandwidth_error"`     // (PredMiBps - RealMiBps) / RealMiBps; 0 when RealMiBps is 0
+	RealMiBps      float64 `json:"real_mib_per_s"`      // bytes completed in the real contention window / its length
+	PredMiBps      float64 `json:"predicted_mib_per_s"` // the same on the predicted side
+	RealShare      float64 `json:"real_share"`          // the cgroup's bytes / all bytes completed in the real window, 0..1
+	PredShare      float64 `json:"predicted_share"`     // the same on the predicted side
+	RealIOPS       float64 `json:"real_iops"`           // bios completed in the real window / its length
+	PredIOPS       float64 `json:"predicted_iops"`
+	RealP50        float64 `json:"real_p50_seconds"` // Q2C of the cgroup's bios completed in the real window, s
+	PredP50        float64 `json:"predicted_p50_seconds"`
+	RealP99        float64 `json:"real_p99_seconds"`
+	PredP99        float64 `json:"predicted_p99_seconds"`
+	ShareError     float64 `json:"share_error"`     // PredShare - RealShare
+	BandwidthError float64 `json:"bandwidth_error"` // (PredMiBps - RealMiBps) / RealMiBps; 0 when RealMiBps is 0
+
+	RealMiBpsSpan float64 `json:"real_mib_per_s_span"`      // bytes / the cgroup's active span on the real side
+	PredMiBpsSpan float64 `json:"predicted_mib_per_s_span"` // bytes / the cgroup's active span on the predicted side
+	RealShareSpan float64 `json:"real_share_span"`          // RealMiBpsSpan / the sum of RealMiBpsSpan over cgroups
+	PredShareSpan float64 `json:"predicted_share_span"`     // PredMiBpsSpan / the sum of PredMiBpsSpan over cgroups
 	// Slowdown = RealMiBps / PredMiBps: how much longer the prediction takes
 	// to move the cgroup's bytes than the kernel did (>1: model too slow);
 	// 0 when either side moved nothing.
@@ -60,6 +76,25 @@ type Bandwidth struct {
 	// (1 when the model errs by the same factor for every cgroup; 1 with
 	// fewer than two such cgroups).
 	Fairness float64 `json:"fairness"`
+
+	// WindowReal and WindowPred are the lengths of the two sides' cgroup
+	// contention windows, s.
+	WindowReal float64 `json:"window_real"`
+	WindowPred float64 `json:"window_predicted"`
+	// WindowFallback says a side's compared cgroups or processes never
+	// overlapped: that side's window is then its whole active span (first
+	// Q to last C over every bio).
+	WindowFallback bool `json:"window_fallback"`
+	// ComparedCgroups lists the ids whose overlap defines the window.
+	ComparedCgroups []uint64 `json:"compared_cgroups"`
+	// ProcessWindowReal and ProcessWindowPred are the process contention
+	// windows (every compared process busy), s; ComparedProcesses their pids.
+	ProcessWindowReal float64  `json:"process_window_real"`
+	ProcessWindowPred float64  `json:"process_window_predicted"`
+	ComparedProcesses []uint64 `json:"compared_processes"`
+	// Real and Pred are the whole device's figures over the cgroup window.
+	Real WindowFigures `json:"real"`
+	Pred WindowFigures `json:"predicted"`
 }
 
 // compareBandwidth builds the Cgroup list (sorted by id) and the figures.
@@ -70,6 +105,11 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	win := windowFor(int64(opts.Window), int64(end))
 	nw := int(int64(end)/win) + 1
 	bw := Bandwidth{WindowSeconds: float64(win) / 1e9, Windows: nw, Fairness: 1}
+	cw := contentionOf(real, pred, cgroupKey, opts.Weights, win)
+	bw.WindowReal, bw.WindowPred = cw.real.seconds(), cw.pred.seconds()
+	bw.ComparedCgroups = append([]uint64{}, cw.keys...)
+	bw.WindowFallback = cw.fallback
+	bw.Real, bw.Pred = cw.real.figures(&cw.real.total), cw.pred.figures(&cw.pred.total)
 
 	type acc struct {
 		bytes       [2]uint64
@@ -119,22 +159,26 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 		return float64(a.bytes[side]) / mib / (float64(a.last[side]-a.first[side]) / 1e9)
 	}
 	var sum [2]float64
-	for _, a := range cgs {
-		sum[0] += rate(a, 0)
-		sum[1] += rate(a, 1)
+	for _, id := range ids {
+		sum[0] += rate(cgs[id], 0)
+		sum[1] += rate(cgs[id], 1)
 	}
 	minSlow, maxSlow := math.Inf(1), math.Inf(-1)
 	ws := float64(win) / 1e9
 	for _, id := range ids {
 		a := cgs[id]
 		c := Cgroup{ID: id, Path: cgroupPath(id, real, pred), Weight: opts.Weights[id], RealBytes: a.bytes[0], PredBytes: a.bytes[1]}
-		c.RealMiBps, c.PredMiBps = rate(a, 0), rate(a, 1)
+		c.RealMiBpsSpan, c.PredMiBpsSpan = rate(a, 0), rate(a, 1)
 		if sum[0] > 0 {
-			c.RealShare = c.RealMiBps / sum[0]
+			c.RealShareSpan = c.RealMiBpsSpan / sum[0]
 		}
 		if sum[1] > 0 {
-			c.PredShare = c.PredMiBps / sum[1]
+			c.PredShareSpan = c.PredMiBpsSpan / sum[1]
 		}
+		c.Compared = slices.Contains(cw.keys, id)
+		rf, pf := cw.real.figures(cw.real.keys[id]), cw.pred.figures(cw.pred.keys[id])
+		c.RealMiBps, c.RealShare, c.RealIOPS, c.RealP50, c.RealP99 = rf.MiBps, rf.Share, rf.IOPS, rf.P50, rf.P99
+		c.PredMiBps, c.PredShare, c.PredIOPS, c.PredP50, c.PredP99 = pf.MiBps, pf.Share, pf.IOPS, pf.P50, pf.P99
 		c.ShareError = c.PredShare - c.RealShare
 		if c.RealMiBps > 0 {
 			c.BandwidthError = (c.PredMiBps - c.RealMiBps) / c.RealMiBps

@@ -40,6 +40,14 @@ type Options struct {
 
 	// MaxMismatches caps the decision mismatches reported (default 20).
 	MaxMismatches int
+
+	// RecordedScheduler names the scheduler that recorded the real side
+	// ("" when unknown); it is reported as Result.RecordedScheduler.
+	RecordedScheduler string
+	// Changes lists, in words, what the prediction changed against the
+	// capture's setup (scheduler, kernel, weights, tunables). Any makes the
+	// Result a what-if (ModeWhatIf) that leads with Result.Change.
+	Changes []string
 }
 
 func (o Options) withDefaults() Options {

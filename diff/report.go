@@ -50,7 +50,20 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 	if r.Kernel != "" {
 		sched += " (kernel " + r.Kernel + ")"
 	}
+	if r.Change != nil {
+		r.writeChange(line)
+		for _, s := range r.DeviceExtrapolation {
+			line("device model extrapolates: %s", s)
+		}
+		line("")
+		line("validation figures (the prediction against the capture it was made from)")
+	}
 	line("diff %s: real %d requests over %.3f s, predicted %d over %.3f s", sched, r.Requests, r.WallSeconds, r.PredictedRequests, r.SimulatedSeconds)
+	if r.Change == nil {
+		for _, s := range r.DeviceExtrapolation {
+			line("device model extrapolates: %s", s)
+		}
+	}
 	line("")
 	o := &r.DispatchOrder
 	if !r.Compared() {
@@ -97,9 +110,10 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 		}
 	}
 	if len(r.Cgroups) > 0 {
+		b := &r.Bandwidth
 		line("")
-		line("cgroups (window %s s, %d windows)", fsec(r.Bandwidth.WindowSeconds), r.Bandwidth.Windows)
-		line("  %-22s %6s %10s %10s %7s %7s %8s %6s", "cgroup", "weight", "real MiB/s", "pred MiB/s", "real %", "pred %", "error", "KS")
+		line("cgroups over the contention window (every compared cgroup busy): real %.3f s, predicted %.3f s%s", b.WindowReal, b.WindowPred, fallbackNote(b.WindowFallback))
+		line("  %-22s %6s %10s %10s %7s %7s %8s %9s %9s %6s", "cgroup", "weight", "real MiB/s", "pred MiB/s", "real %", "pred %", "error", "p50 ms", "pred p50", "KS")
 		defaulted := false
 		for _, c := range r.Cgroups {
 			w := fmt.Sprint(c.Weight)
@@ -107,13 +121,32 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 				// Not given: the scheduler's default, marked (0 read as a weight).
 				w = "-"
 				if d := defaultWeight(r.Scheduler); d > 0 {
-					w, defaulted = fmt.Sprintf("%d*", d), true
+					w, defaulted = fmt.Sprintf("(%d)", d), true
 				}
 			}
-			line("  %-22s %6s %10.2f %10.2f %7.1f %7.1f %+8.4f %6.3f", cgName(c.ID, c.Path), w, c.RealMiBps, c.PredMiBps, 100*c.RealShare, 100*c.PredShare, c.ShareError, c.KS)
+			line("  %-22s %6s %10.2f %10.2f %7.1f %7.1f %+8.4f %9.3f %9.3f %6.3f", cgName(c.ID, c.Path)+star(c.Compared), w, c.RealMiBps, c.PredMiBps,
+				100*c.RealShare, 100*c.PredShare, c.ShareError, 1e3*c.RealP50, 1e3*c.PredP50, c.KS)
 		}
+		line("  %-22s %6s %10.2f %10.2f %7s %7s %8s %9.3f %9.3f", "total", "", b.Real.MiBps, b.Pred.MiBps, "", "", "", 1e3*b.Real.P50, 1e3*b.Pred.P50)
 		if defaulted {
-			line("  * not given with --weight: %s's default weight", r.Scheduler)
+			line("  (N): not given with --weight, %s's default weight", r.Scheduler)
+		}
+		line("  over each cgroup's active span (first Q to last C; window figures above are the headline):")
+		for _, c := range r.Cgroups {
+			line("  %-22s %6s %10.2f %10.2f %7.1f %7.1f", cgName(c.ID, c.Path), "", c.RealMiBpsSpan, c.PredMiBpsSpan, 100*c.RealShareSpan, 100*c.PredShareSpan)
+		}
+	}
+	if np := countCompared(r.Processes); np > 0 {
+		b := &r.Bandwidth
+		line("")
+		line("processes over their contention window: real %.3f s, predicted %.3f s (%d compared)", b.ProcessWindowReal, b.ProcessWindowPred, np)
+		line("  %-22s %10s %10s %7s %7s %9s %9s %9s %9s", "process", "real MiB/s", "pred MiB/s", "real %", "pred %", "p50 ms", "pred p50", "p99 ms", "pred p99")
+		for _, p := range r.Processes {
+			if !p.Compared {
+				continue
+			}
+			line("  %-22s %10.2f %10.2f %7.1f %7.1f %9.3f %9.3f %9.3f %9.3f", procName(p), p.RealMiBps, p.PredMiBps, 100*p.RealShare, 100*p.PredShare,
+				1e3*p.RealP50, 1e3*p.PredP50, 1e3*p.RealP99, 1e3*p.PredP99)
 		}
 	}
 	m := &r.Merges
@@ -159,6 +192,75 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// writeChange writes the what-if lead: captured -> predicted.
+func (r *Result) writeChange(line func(string, ...any)) {
+	c := r.Change
+	from := c.From
+	if from == "" {
+		from = "unknown scheduler"
+	}
+	line("what-if: %s -> %s (%s)", from, c.To, strings.Join(c.Changed, "; "))
+	line("figures over each side's contention window (captured %.3f s, predicted %.3f s)%s", r.Bandwidth.WindowReal, r.Bandwidth.WindowPred, fallbackNote(r.Bandwidth.WindowFallback))
+	line("  %-22s %21s %17s %7s %17s %17s", "", "MiB/s", "IOPS", "share", "p50 ms", "p99 ms")
+	row := func(name string, d Delta) {
+		line("  %-22s %9.2f -> %-8.2f %7.0f -> %-7.0f %3.0f->%-3.0f %7.3f -> %-7.3f %7.3f -> %-7.3f", name,
+			d.Captured.MiBps, d.Predicted.MiBps, d.Captured.IOPS, d.Predicted.IOPS, 100*d.Captured.Share, 100*d.Predicted.Share,
+			1e3*d.Captured.P50, 1e3*d.Predicted.P50, 1e3*d.Captured.P99, 1e3*d.Predicted.P99)
+	}
+	for _, d := range c.Cgroups {
+		row("cgroup "+cgName(d.ID, d.Name), d)
+	}
+	for _, d := range c.Processes {
+		row(fmt.Sprintf("pid %d %s", d.ID, d.Name), d)
+	}
+	row("total", c.Total)
+	line("  requests in flight: %.1f -> %.1f", c.InFlight.Captured, c.InFlight.Predicted)
+	if len(c.Causes) > 0 {
+		line("what the scheduler did differently:")
+		for _, s := range c.Causes {
+			line("  - %s", s)
+		}
+	}
+	if len(c.Decisions) > 0 {
+		var parts []string
+		for _, d := range c.Decisions {
+			parts = append(parts, fmt.Sprintf("%s %d -> %d", d.Name, d.Captured, d.Predicted))
+		}
+		line("decisions (captured -> predicted): %s", strings.Join(parts, ", "))
+	}
+}
+
+func fallbackNote(f bool) string {
+	if f {
+		return " (no overlap on a side: its whole active span)"
+	}
+	return ""
+}
+
+func star(b bool) string {
+	if b {
+		return " *"
+	}
+	return ""
+}
+
+func countCompared(ps []Process) int {
+	n := 0
+	for _, p := range ps {
+		if p.Compared {
+			n++
+		}
+	}
+	return n
+}
+
+func procName(p Process) string {
+	if p.Comm != "" {
+		return fmt.Sprintf("%d %s", p.PID, p.Comm)
+	}
+	return fmt.Sprint(p.PID)
 }
 
 func cgName(id uint64, path string) string {

@@ -5,6 +5,13 @@ package diff
 // `diff --json`) are part of the command-line contract; the other keys add
 // detail. Fields tagged `json:"-"` are for in-process consumers (the TUI).
 type Result struct {
+	// Mode is ModeValidate, or ModeWhatIf when Options.Changes named a
+	// change; RecordedScheduler the scheduler that recorded the capture
+	// ("" unknown); Change the what-if lead (null in validate mode).
+	Mode              string  `json:"mode"`
+	RecordedScheduler string  `json:"recorded_scheduler"`
+	Change            *Change `json:"change"`
+
 	Scheduler        string  `json:"scheduler"`         // the predicted side's scheduler (else the real side's)
 	Kernel           string  `json:"kernel"`            // the predicted side's kernel version (else the real side's)
 	Requests         int     `json:"requests"`          // requests in the real trace
@@ -14,12 +21,18 @@ type Result struct {
 	PredictedRequests int       `json:"predicted_requests"` // requests in the prediction
 	Identity          Identity  `json:"identity"`
 	DispatchOrder     Order     `json:"dispatch_order"`
-	Cgroups           []Cgroup  `json:"cgroups"` // by id
+	Cgroups           []Cgroup  `json:"cgroups"`   // by id
+	Processes         []Process `json:"processes"` // by pid
 	Bandwidth         Bandwidth `json:"bandwidth"`
 	Merges            Merges    `json:"merges"`
 	ThinkTime         ThinkTime `json:"think_time"`
 	Latency           Latency   `json:"latency"`
 	Decisions         Decisions `json:"decisions"`
+	// DeviceExtrapolation states, one sentence each, where the prediction
+	// drove the device model beyond what its calibration saw (depths,
+	// sizes, operations); set by the caller that knows the model, empty
+	// when it stayed inside.
+	DeviceExtrapolation []string `json:"device_extrapolation"`
 
 	// RealSide and PredSide are the compared Sides; the indexes in
 	// DispatchOrder sequences, Divergence served lists and BioRefs point
@@ -37,6 +50,8 @@ func Compare(real, pred *Side, opts Options) *Result {
 	opts = opts.withDefaults()
 	rp, pp := real.prepared(), pred.prepared()
 	r := &Result{
+		Mode:              ModeValidate,
+		RecordedScheduler: opts.RecordedScheduler,
 		Scheduler:         pred.schedulerName(),
 		Kernel:            pred.Meta.Kernel,
 		Requests:          len(real.Requests),
@@ -60,9 +75,19 @@ func Compare(real, pred *Side, opts Options) *Result {
 		r.DispatchOrder.Ranked = []Divergence{}
 	}
 	r.Cgroups, r.Bandwidth = compareBandwidth(real, pred, opts)
+	var pw contention
+	r.Processes, pw = compareProcesses(real, pred, opts)
+	r.Bandwidth.ProcessWindowReal, r.Bandwidth.ProcessWindowPred = pw.real.seconds(), pw.pred.seconds()
+	r.Bandwidth.ComparedProcesses = append([]uint64{}, pw.keys...)
+	r.Bandwidth.WindowFallback = r.Bandwidth.WindowFallback || pw.fallback
 	r.Merges = compareMerges(real, pred)
 	r.ThinkTime = compareThink(real, pred, rIdx, pIdx, opts)
 	r.Latency = compareLatency(real, pred)
 	r.Decisions = compareDecisions(real, pred, opts)
+	r.DeviceExtrapolation = []string{}
+	if len(opts.Changes) > 0 {
+		r.Mode = ModeWhatIf
+		r.Change = r.whatIf(opts)
+	}
 	return r
 }

@@ -32,6 +32,13 @@ func asciiRenderer() *lipgloss.Renderer {
 // flipped, so the Result has divergences and decision mismatches.
 func fixtureResult(t testing.TB) (*diff.Result, tui.RunInfo) {
 	t.Helper()
+	return fixtureResultWith(t, "", nil)
+}
+
+// fixtureResultWith is fixtureResult with the diff's recorded scheduler and
+// changes (a what-if when changes are given).
+func fixtureResultWith(t testing.TB, recorded string, changes []string) (*diff.Result, tui.RunInfo) {
+	t.Helper()
 	evs, meta := testfixture.Events(t, testfixture.Path(t, fixture))
 	meta.Cgroups = map[uint64]string{1181: "/tsched-cg1", 1201: "/tsched-cg2"}
 
@@ -84,7 +91,8 @@ func fixtureResult(t testing.TB) (*diff.Result, tui.RunInfo) {
 	pmeta.Source = "replay"
 	pred := side(pert, pmeta)
 	weights := map[uint64]int{1181: 100, 1201: 900}
-	res := diff.Compare(real, pred, diff.Options{Weights: weights, DivergenceWindow: 8, DivergenceThreshold: 2})
+	res := diff.Compare(real, pred, diff.Options{Weights: weights, DivergenceWindow: 8, DivergenceThreshold: 2,
+		RecordedScheduler: recorded, Changes: changes})
 	info := tui.RunInfo{
 		Scheduler: "bfq", Kernel: "6.18.44",
 		Tunables: map[string]string{"slice_idle": "8", "low_latency": "1", "strict_guarantees": "0"},

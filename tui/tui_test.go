@@ -82,6 +82,25 @@ func TestViews(t *testing.T) {
 	}
 }
 
+// TestWhatIfOverview renders the overview of a what-if (the fixture's
+// perturbed copy read as a change of tunables): the change leads, captured
+// -> predicted, and the validation figures follow.
+func TestWhatIfOverview(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			res, info := fixtureResultWith(t, "bfq", []string{"tunables slice_idle=0"})
+			m := tui.New(res, info, tui.WithRenderer(asciiRenderer()))
+			nm, _ := m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			out := nm.(tui.Model).View()
+			checkScreen(t, out, size[0], size[1])
+			if !strings.Contains(out, "What-if") || !strings.Contains(out, "bfq -> bfq") {
+				t.Errorf("what-if lead missing:\n%s", out)
+			}
+			golden.RequireEqual(t, []byte(out))
+		})
+	}
+}
+
 // checkScreen checks a frame fits the screen exactly.
 func checkScreen(t *testing.T, out string, w, h int) {
 	t.Helper()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,17 +13,18 @@ import (
 )
 
 type calibrateOptions struct {
-	input string
-	out   string
-	json  bool
-	kind  string
-	seed  uint64
+	input  string
+	inputs []string // all of them: several captures of one device are pooled
+	out    string
+	json   bool
+	kind   string
+	seed   uint64
 }
 
 func newCalibrateCmd(ios *IOStreams) *cobra.Command {
 	opts := &calibrateOptions{}
 	cmd := &cobra.Command{
-		Use:   "calibrate INPUT -o DEVICE.json [--json]",
+		Use:   "calibrate INPUT... -o DEVICE.json [--json]",
 		Short: "Fit a device timing model to a capture",
 		Long: `Calibrate fits a device timing model to the capture's issue-to-complete (D2C) times:
 a non-rotational model (service time by operation and size, internal parallelism that
@@ -31,12 +33,14 @@ by cross-validation unless --kind forces one. It prints the fit as DiskSim repor
 the demerit figure (root-mean-square horizontal distance between the real and the
 modelled D2C distributions), also as a fraction of the real mean, measured by driving
 the model with the capture's own dispatch times and cross-validated (fitted on the first
-half of the capture, scored on the second).`,
+half of the capture, scored on the second). Several INPUTs, captures of one device, are
+pooled: their requests are laid end to end and fitted as one, so that depths and sizes
+one capture lacks are learned from another; the model records what it saw (coverage).`,
 		Example: `  $ tracesched calibrate sda -o sda.device.json
   $ tracesched replay --sched bfq --device sda.device.json sda`,
-		Args: exactArgs(1),
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.input = args[0]
+			opts.input, opts.inputs = args[0], args
 			if opts.out == "" {
 				return usagef("calibrate needs -o DEVICE.json")
 			}
@@ -106,16 +110,16 @@ func onDevice(reqs []trace.Request, dev trace.Dev) []trace.Request {
 }
 
 func calibrateRun(ctx context.Context, ios *IOStreams, opts *calibrateOptions) error {
-	reqs, _, err := readRequests(ctx, ios, opts.input)
+	reqs, cov, dev, err := pooledRequests(ctx, ios, opts.inputs)
 	if err != nil {
 		return err
 	}
 	kind, _ := device.ParseKind(opts.kind)
-	dev := busiestDevice(reqs)
-	model, fit, err := device.Calibrate(onDevice(reqs, dev), device.CalibrateOptions{Kind: kind, Seed: opts.seed})
+	model, fit, err := device.Calibrate(reqs, device.CalibrateOptions{Kind: kind, Seed: opts.seed})
 	if err != nil {
-		return fmt.Errorf("%s: device %s: %w", opts.input, dev, err)
+		return fmt.Errorf("%s: device %s: %w", strings.Join(opts.inputs, ", "), dev, err)
 	}
+	model.Coverage = cov
 	f, err := createAtomic(ctx, ios, opts.out)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ func subcommands(ios *IOStreams) []*cobra.Command {
 		newStatsCmd(ios),
 		newConvertCmd(ios),
 		newCalibrateCmd(ios),
+		newProbeCmd(ios),
 		newReplayCmd(ios),
 		newDiffCmd(ios),
 		newReportCmd(ios),

@@ -142,8 +142,8 @@ func TestSilentlyAcceptedValues(t *testing.T) {
 	if !strings.Contains(errOut, "warning: --weight for cgroup 999") {
 		t.Errorf("stderr %q: want a warning for cgroup 999", errOut)
 	}
-	if !strings.Contains(out, " 100*") || !strings.Contains(out, "default weight") {
-		t.Errorf("cgroup 1201 without --weight not shown as the default 100*:\n%s", out)
+	if !strings.Contains(out, " (100)") || !strings.Contains(out, "default weight") {
+		t.Errorf("cgroup 1201 without --weight not shown as the default (100):\n%s", out)
 	}
 	// stats on convert's requests file says what it is.
 	dir := t.TempDir()

@@ -38,6 +38,8 @@ type replayOptions struct {
 	hz           int
 	reports      reportOutputs // --report, --svg, --png
 	fit          *device.Fit   // the device model's calibration, when calibrated
+
+	recordedSched string
 }
 
 func newReplayCmd(ios *IOStreams) *cobra.Command {
@@ -109,6 +111,7 @@ by path when the capture names paths.`,
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the device model's random draws")
 	f.IntVar(&opts.hz, "hz", 250, "the kernel's tick rate, where a model counts jiffies")
 	addReportFlags(f, &opts.reports, "report", "")
+	f.StringVar(&opts.recordedSched, "recorded-sched", "", "the scheduler the capture was recorded under, `NAME` (default: from a manifest.json beside it, or its messages)")
 	return cmd
 }
 
@@ -337,7 +340,12 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 6. The diff.
 	idle, idleOff := diff.ThinkOptions(sets)
-	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff})
+	do := diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}
+	if err := whatIfOptions(ios, opts, realSide, model.name, kernel, weights, sets, &do); err != nil {
+		return err
+	}
+	result := diff.Compare(realSide, predSide, do)
+	result.DeviceExtrapolation = append([]string{}, coverageWarnings(ios, dm, onDevice(predSide.Requests, w.Dev))...)
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
@@ -397,6 +405,7 @@ func deviceModel(opts *replayOptions, reqs []trace.Request, dev trace.Dev) (*dev
 		return nil, "", fmt.Errorf("calibrating a device model from %s (device %s): %w; give one with --device", opts.input, dev, err)
 	}
 	opts.fit = fit
+	m.Coverage = device.CoverageOf(onDevice(reqs, dev))
 	return m, fmt.Sprintf("%s calibrated (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/tui/program"
 )
 
@@ -98,6 +99,12 @@ func (m Model) render() []string {
 		}
 		add("weights  %s", strings.Join(kv, " "))
 	}
+	if c := r.Change; c != nil {
+		add("")
+		m.renderChange(add, sec)
+		add("")
+		add("%s the prediction against the capture it was made from", sec("Validation"))
+	}
 	add("requests %s %d over %.3f s · %s %d over %.3f s",
 		st.real.Render("real"), r.Requests, r.WallSeconds, st.pred.Render("predicted"), r.PredictedRequests, r.SimulatedSeconds)
 	id := r.Identity
@@ -128,6 +135,7 @@ func (m Model) render() []string {
 	add("%s worst share error %s (%s)  fairness %.3f",
 		sec("Bandwidth"), st.grade(fmt.Sprintf("%.4f", bw.WorstShareError), bw.WorstShareError < 0.05), worst, bw.Fairness)
 	if len(r.Cgroups) > 0 {
+		add("  contention window: real %.3f s · predicted %.3f s", bw.WindowReal, bw.WindowPred)
 		add("  %-14s %6s %8s %8s %7s %7s %8s", "cgroup", "weight", "real MB/s", "pred MB/s", "real %", "pred %", "error")
 		for _, c := range r.Cgroups[:min(len(r.Cgroups), 8)] {
 			w := c.Weight
@@ -167,6 +175,33 @@ func (m Model) render() []string {
 		add("%s not compared (a side has no scheduler messages)", sec("Decisions"))
 	}
 	return out
+}
+
+// renderChange draws the what-if lead: captured -> predicted over each
+// side's contention window, and the decisions behind it.
+func (m Model) renderChange(add func(string, ...any), sec func(string) string) {
+	r := m.ctx.Result
+	c := r.Change
+	from := firstOf(c.From, "unknown")
+	add("%s %s -> %s: %s", sec("What-if"), from, c.To, strings.Join(c.Changed, "; "))
+	add("  contention window: captured %.3f s · predicted %.3f s", r.Bandwidth.WindowReal, r.Bandwidth.WindowPred)
+	add("  %-14s %17s %15s %9s %17s %17s", "", "MiB/s", "IOPS", "share %", "p50 ms", "p99 ms")
+	row := func(name string, d diff.Delta) {
+		add("  %-14s %7.1f->%-7.1f %7.0f->%-7.0f %3.0f->%-3.0f %7.3f->%-7.3f %7.3f->%-7.3f", program.Truncate(name, 14),
+			d.Captured.MiBps, d.Predicted.MiBps, d.Captured.IOPS, d.Predicted.IOPS, 100*d.Captured.Share, 100*d.Predicted.Share,
+			1e3*d.Captured.P50, 1e3*d.Predicted.P50, 1e3*d.Captured.P99, 1e3*d.Predicted.P99)
+	}
+	for _, d := range c.Cgroups[:min(len(c.Cgroups), 6)] {
+		row(m.ctx.Index.CgroupName(d.ID), d)
+	}
+	for _, d := range c.Processes[:min(len(c.Processes), 6)] {
+		row(fmt.Sprintf("%d %s", d.ID, d.Name), d)
+	}
+	row("total", c.Total)
+	add("  requests in flight %.1f -> %.1f", c.InFlight.Captured, c.InFlight.Predicted)
+	for _, s := range c.Causes[:min(len(c.Causes), 4)] {
+		add("  - %s", s)
+	}
 }
 
 func (s styles) grade(v string, good bool) string {

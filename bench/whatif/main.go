@@ -1,0 +1,461 @@
+// Command whatif measures tracesched's cross-scheduler predictions and
+// writes docs/whatif.md: for every pair of real captures of one workload
+// under two schedulers, the source capture is replayed through the other
+// scheduler (`tracesched replay --json`, exactly as a user runs it) and the
+// prediction is set beside the capture it was made from and the real run
+// under the target scheduler (`tracesched diff REAL REAL --json` for its
+// contention-window figures). Every figure is a contention-window figure
+// (docs/cli.md): the time in which every compared cgroup had I/O queued or
+// in flight.
+//
+//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json] [-o docs/whatif.md]
+//
+// -captures names a directory of captures recorded with ../shared/rig for
+// these pairs (bench/whatif/jobs, bench/whatif/record.sh); pairs whose
+// captures are absent are left out and listed. -device adds, for each pair,
+// the prediction made with that device model (a `tracesched probe` of the
+// loop device) beside the one made with the capture's own calibration.
+// Replays run one at a time; JSON outputs are kept in -work and reused
+// when -reuse is given.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+type manifest struct {
+	Scheduler string `json:"scheduler"`
+	Cgroups   []struct {
+		ID     uint64 `json:"cgroup_id"`
+		Path   string `json:"path"`
+		Weight *int   `json:"bfq_weight"`
+	} `json:"cgroups"`
+	Tunables []string `json:"tunables_requested"`
+}
+
+// capture is one capture directory: DIR/NAME/NAME.blktrace.*.
+type capture struct {
+	Name string
+	Dir  string
+	Man  manifest
+}
+
+func (c *capture) base() string { return filepath.Join(c.Dir, c.Name) }
+
+func (c *capture) path(id uint64) string {
+	for _, g := range c.Man.Cgroups {
+		if g.ID == id {
+			return g.Path
+		}
+	}
+	return fmt.Sprint(id)
+}
+
+func (c *capture) id(path string) (uint64, bool) {
+	for _, g := range c.Man.Cgroups {
+		if g.Path == path {
+			return g.ID, true
+		}
+	}
+	return 0, false
+}
+
+func loadCapture(dir string) (*capture, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, err
+	}
+	c := &capture{Name: filepath.Base(dir), Dir: dir}
+	if err := json.Unmarshal(b, &c.Man); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return c, nil
+}
+
+// pair is one what-if: Source replayed through Sched with Weights (by
+// cgroup path) and Sets, compared with the real runs Real (one workload,
+// several runs where recorded).
+type pair struct {
+	Group   string
+	Source  string
+	Sched   string
+	Weights map[string]int // cgroup path -> weight; nil: the target capture's own
+	Sets    []string
+	Real    []string
+	Note    string
+}
+
+// result is the part of `replay --json` / `diff --json` read here.
+type result struct {
+	Mode              string `json:"mode"`
+	RecordedScheduler string `json:"recorded_scheduler"`
+	Cgroups           []struct {
+		ID        uint64  `json:"id"`
+		Compared  bool    `json:"compared"`
+		RealMiBps float64 `json:"real_mib_per_s"`
+		PredMiBps float64 `json:"predicted_mib_per_s"`
+		RealShare float64 `json:"real_share"`
+		PredShare float64 `json:"predicted_share"`
+		RealP50   float64 `json:"real_p50_seconds"`
+		PredP50   float64 `json:"predicted_p50_seconds"`
+		RealP99   float64 `json:"real_p99_seconds"`
+		PredP99   float64 `json:"predicted_p99_seconds"`
+	} `json:"cgroups"`
+	Bandwidth struct {
+		WindowReal float64 `json:"window_real"`
+		WindowPred float64 `json:"window_predicted"`
+		Compared   []uint64
+		Real       figs `json:"real"`
+		Pred       figs `json:"predicted"`
+	} `json:"bandwidth"`
+	Change *struct {
+		Changed  []string `json:"changed"`
+		InFlight struct {
+			Captured  float64 `json:"captured"`
+			Predicted float64 `json:"predicted"`
+		} `json:"in_flight"`
+		Decisions []struct {
+			Name      string `json:"name"`
+			Captured  int    `json:"captured"`
+			Predicted int    `json:"predicted"`
+		} `json:"decisions"`
+		Causes []string `json:"causes"`
+	} `json:"change"`
+	DeviceExtrapolation []string `json:"device_extrapolation"`
+}
+
+type figs struct {
+	MiBps float64 `json:"mib_per_s"`
+	P50   float64 `json:"p50_seconds"`
+	P99   float64 `json:"p99_seconds"`
+}
+
+// row is one cgroup (or the total) of a pair.
+type row struct {
+	Path              string
+	Weight            int
+	CapMiB, CapShare  float64
+	CapP50            float64
+	PredMiB, PredShr  float64
+	PredP50           float64
+	DevMiB, DevShr    float64 // with -device
+	DevP50            float64
+	RealMiB, RealShr  []float64 // per real run
+	RealP50           []float64
+	HasDev, HasShares bool
+}
+
+type outcome struct {
+	P       pair
+	Rows    []row
+	Total   row
+	Res     *result
+	Dev     *result
+	Skipped string
+	Secs    float64
+}
+
+var (
+	flagShared   = flag.String("shared", "../shared", "the team's shared directory (captures/)")
+	flagCaptures = flag.String("captures", "/tmp/wi-captures", "captures recorded for these pairs with ../shared/rig (bench/whatif/jobs)")
+	flagDevice   = flag.String("device", "", "a device model (tracesched probe) to predict every pair with as well")
+	flagOut      = flag.String("o", "docs/whatif.md", "the report to write")
+	flagWork     = flag.String("work", "/tmp/wi-bench", "where the JSON outputs are kept")
+	flagReuse    = flag.Bool("reuse", false, "reuse JSON outputs already in -work")
+	flagBin      = flag.String("tracesched", "", "the tracesched binary (default: built from ./cmd/tracesched)")
+	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "whatif:", err)
+		os.Exit(1)
+	}
+}
+
+func pairs() []pair {
+	w := func(kv ...any) map[string]int {
+		m := map[string]int{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1].(int)
+		}
+		return m
+	}
+	cg := func(a, b int) map[string]int { return w("/tsched-cg1", a, "/tsched-cg2", b) }
+	cg3 := func(a, b, c int) map[string]int { return w("/tsched-cg1", a, "/tsched-cg2", b, "/tsched-cg3", c) }
+	ps := []pair{
+		{Group: "recorded", Source: "recorded/b-mqdl-w100-900", Sched: "bfq", Weights: cg(100, 900), Real: []string{"recorded/a-bfq-w100-900"}},
+		{Group: "recorded", Source: "recorded/b-mqdl-w500-500", Sched: "bfq", Weights: cg(300, 700), Real: []string{"recorded/a-bfq-w300-700"}},
+		{Group: "recorded", Source: "recorded/b-mqdl-w100-900", Sched: "bfq", Weights: cg(300, 700), Real: []string{"recorded/a-bfq-w300-700"}},
+		{Group: "recorded", Source: "recorded/a-bfq-w100-900", Sched: "mq-deadline", Real: []string{"recorded/b-mqdl-w100-900", "recorded/b-mqdl-w500-500"}},
+		{Group: "recorded", Source: "recorded/a-bfq-w300-700", Sched: "mq-deadline", Real: []string{"recorded/b-mqdl-w500-500", "recorded/b-mqdl-w100-900"}},
+	}
+	for _, fs := range []struct{ mq, bfq string }{
+		{"fs-mqdl-2bufread", "fs-bfq-2bufread-idle2ms"}, {"fs-mqdl-fsync-vs-seqread", "fs-bfq-fsync-vs-seqread"},
+		{"fs-mqdl-writeback", "fs-bfq-writeback"}, {"fs-mqdl-untar", "fs-bfq-untar"}, {"fs-mqdl-pgbench", "fs-bfq-pgbench"},
+	} {
+		var sets []string
+		if strings.Contains(fs.bfq, "idle2ms") {
+			sets = []string{"slice_idle_us=2000"}
+		}
+		ps = append(ps,
+			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.mq, Sched: "bfq", Sets: sets, Real: []string{"recorded-fs/" + fs.bfq}},
+			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.bfq, Sched: "mq-deadline", Real: []string{"recorded-fs/" + fs.mq}})
+	}
+	a4, b4 := cg3(100, 300, 600), cg3(600, 300, 100)
+	a3, b3 := cg3(200, 300, 500), cg3(800, 100, 100)
+	ps = append(ps,
+		pair{Group: "rig", Source: "rig/wi-mix4-mqdl", Sched: "bfq", Weights: a4, Real: []string{"rig/wi-mix4-bfq-a", "rig/wi-mix4-bfq-a2"}},
+		pair{Group: "rig", Source: "rig/wi-mix4-mqdl", Sched: "bfq", Weights: b4, Real: []string{"rig/wi-mix4-bfq-b"}},
+		pair{Group: "rig", Source: "rig/wi-mix4-none", Sched: "bfq", Weights: a4, Real: []string{"rig/wi-mix4-bfq-a", "rig/wi-mix4-bfq-a2"}},
+		pair{Group: "rig", Source: "rig/wi-mix4-bfq-a", Sched: "mq-deadline", Real: []string{"rig/wi-mix4-mqdl", "rig/wi-mix4-mqdl2"}},
+		pair{Group: "rig", Source: "rig/wi-mix3-mqdl", Sched: "bfq", Weights: a3, Real: []string{"rig/wi-mix3-bfq-a", "rig/wi-mix3-bfq-a2"}},
+		pair{Group: "rig", Source: "rig/wi-mix3-mqdl", Sched: "bfq", Weights: b3, Real: []string{"rig/wi-mix3-bfq-b"}},
+		pair{Group: "rig", Source: "rig/wi-mix3-bfq-a", Sched: "mq-deadline", Real: []string{"rig/wi-mix3-mqdl", "rig/wi-mix3-mqdl2"}},
+	)
+	for _, s := range [][2]int{{100, 900}, {200, 800}, {300, 700}, {400, 600}, {500, 500}} {
+		ps = append(ps, pair{Group: "seed000", Source: "rig/wi-seed000-mqdl", Sched: "bfq", Weights: cg(s[0], s[1]),
+			Real: []string{fmt.Sprintf("rig/wi-seed000-bfq-%d-%d", s[0]/10, s[1]/10)}})
+	}
+	return ps
+}
+
+// locate maps "recorded/X", "recorded-fs/X", "rig/X" to a capture.
+func locate(name string) (*capture, error) {
+	g, n, _ := strings.Cut(name, "/")
+	dir := filepath.Join(*flagShared, "captures", g, n)
+	if g == "rig" {
+		dir = filepath.Join(*flagCaptures, n)
+	}
+	return loadCapture(dir)
+}
+
+func run() error {
+	bin := *flagBin
+	if bin == "" {
+		bin = filepath.Join(os.TempDir(), "whatif-tracesched")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/tracesched")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building tracesched: %w", err)
+		}
+	}
+	if err := os.MkdirAll(*flagWork, 0o755); err != nil {
+		return err
+	}
+	var outs []outcome
+	for _, p := range pairs() {
+		if *flagOnly != "" && !strings.Contains(p.Source, *flagOnly) {
+			continue
+		}
+		o := runPair(bin, p)
+		if o.Skipped != "" {
+			fmt.Fprintf(os.Stderr, "whatif: %s -> %s: skipped: %s\n", p.Source, p.Sched, o.Skipped)
+		} else {
+			fmt.Fprintf(os.Stderr, "whatif: %s -> %s (%.1f s)\n", p.Source, p.Sched, o.Secs)
+		}
+		outs = append(outs, o)
+	}
+	var buf bytes.Buffer
+	render(&buf, outs)
+	tmp := *flagOut + ".tmp"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, *flagOut)
+}
+
+func key(p pair, extra string) string {
+	var ws []string
+	for _, k := range slices.Sorted(mapsKeys(p.Weights)) {
+		ws = append(ws, fmt.Sprintf("%s=%d", strings.TrimPrefix(k, "/"), p.Weights[k]))
+	}
+	s := strings.ReplaceAll(p.Source, "/", "_") + "." + p.Sched + "." + strings.Join(ws, ",") + "." + strings.Join(p.Sets, ",") + extra
+	return filepath.Join(*flagWork, s+".json")
+}
+
+func mapsKeys[M ~map[K]V, K comparable, V any](m M) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// tracesched runs the binary, caching its stdout in file.
+func tracesched(bin, file string, args ...string) (*result, error) {
+	if *flagReuse {
+		if b, err := os.ReadFile(file); err == nil {
+			var r result
+			if json.Unmarshal(b, &r) == nil {
+				return &r, nil
+			}
+		}
+	}
+	cmd := exec.Command(bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("tracesched %s: %v: %s", strings.Join(args, " "), err, lastLine(errb.String()))
+	}
+	if err := os.WriteFile(file, out.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	os.WriteFile(strings.TrimSuffix(file, ".json")+".stderr", errb.Bytes(), 0o644)
+	var r result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		return nil, fmt.Errorf("tracesched %s: %w", strings.Join(args, " "), err)
+	}
+	return &r, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func runPair(bin string, p pair) outcome {
+	o := outcome{P: p}
+	start := time.Now()
+	src, err := locate(p.Source)
+	if err != nil {
+		o.Skipped = err.Error()
+		return o
+	}
+	var reals []*capture
+	for _, r := range p.Real {
+		if c, err := locate(r); err == nil {
+			reals = append(reals, c)
+		}
+	}
+	if len(reals) == 0 {
+		o.Skipped = "no real capture under the target scheduler: " + strings.Join(p.Real, ", ")
+		return o
+	}
+	// Weights by the source's cgroup ids: given, else the first real run's.
+	weights := p.Weights
+	if weights == nil && p.Sched == "bfq" {
+		weights = map[string]int{}
+		for _, g := range reals[0].Man.Cgroups {
+			if g.Weight != nil {
+				weights[g.Path] = *g.Weight
+			}
+		}
+	}
+	args := []string{"replay", "--sched", p.Sched, "--json"}
+	var wargs []string
+	for _, path := range slices.Sorted(mapsKeys(weights)) {
+		if id, ok := src.id(path); ok {
+			wargs = append(wargs, "--weight", fmt.Sprintf("%d=%d", id, weights[path]))
+		}
+	}
+	args = append(args, wargs...)
+	for _, s := range p.Sets {
+		args = append(args, "--set", s)
+	}
+	o.Res, err = tracesched(bin, key(p, ""), append(args, src.base())...)
+	if err != nil {
+		o.Skipped = err.Error()
+		return o
+	}
+	if *flagDevice != "" {
+		o.Dev, err = tracesched(bin, key(p, ".device"), append(append(args, "--device", *flagDevice), src.base())...)
+		if err != nil {
+			o.Skipped = err.Error()
+			return o
+		}
+	}
+	// The real runs' own contention-window figures, over the cgroups given
+	// weights (or all busy ones).
+	var realRes []*result
+	for _, rc := range reals {
+		dargs := []string{"diff", "--json"}
+		for _, path := range slices.Sorted(mapsKeys(weights)) {
+			if id, ok := rc.id(path); ok {
+				dargs = append(dargs, "--weight", fmt.Sprintf("%d=%d", id, weights[path]))
+			}
+		}
+		r, err := tracesched(bin, filepath.Join(*flagWork, "real."+rc.Name+"."+strings.Join(dargs[2:], ",")+".json"), append(dargs, rc.base(), rc.base())...)
+		if err != nil {
+			o.Skipped = err.Error()
+			return o
+		}
+		realRes = append(realRes, r)
+	}
+	for _, c := range o.Res.Cgroups {
+		if !c.Compared {
+			continue
+		}
+		path := src.path(c.ID)
+		r := row{Path: path, Weight: weights[path], CapMiB: c.RealMiBps, CapShare: c.RealShare, CapP50: c.RealP50,
+			PredMiB: c.PredMiBps, PredShr: c.PredShare, PredP50: c.PredP50, HasShares: true}
+		if o.Dev != nil {
+			for _, d := range o.Dev.Cgroups {
+				if d.ID == c.ID {
+					r.DevMiB, r.DevShr, r.DevP50, r.HasDev = d.PredMiBps, d.PredShare, d.PredP50, true
+				}
+			}
+		}
+		for i, rr := range realRes {
+			id, ok := reals[i].id(path)
+			for _, g := range rr.Cgroups {
+				if ok && g.ID == id {
+					r.RealMiB = append(r.RealMiB, g.RealMiBps)
+					r.RealShr = append(r.RealShr, g.RealShare)
+					r.RealP50 = append(r.RealP50, g.RealP50)
+				}
+			}
+		}
+		o.Rows = append(o.Rows, r)
+	}
+	b := o.Res.Bandwidth
+	o.Total = row{Path: "total", CapMiB: b.Real.MiBps, CapP50: b.Real.P50, PredMiB: b.Pred.MiBps, PredP50: b.Pred.P50}
+	if o.Dev != nil {
+		o.Total.DevMiB, o.Total.DevP50, o.Total.HasDev = o.Dev.Bandwidth.Pred.MiBps, o.Dev.Bandwidth.Pred.P50, true
+	}
+	for _, rr := range realRes {
+		o.Total.RealMiB = append(o.Total.RealMiB, rr.Bandwidth.Real.MiBps)
+		o.Total.RealP50 = append(o.Total.RealP50, rr.Bandwidth.Real.P50)
+	}
+	o.Secs = time.Since(start).Seconds()
+	return o
+}
+
+// nearest returns the real run's value closest to v, and the error
+// against it: the runs of one job differ, and a prediction within the
+// spread of the runs is as good as the runs are.
+func nearest(v float64, runs []float64) (float64, bool) {
+	if len(runs) == 0 {
+		return 0, false
+	}
+	best := runs[0]
+	for _, r := range runs[1:] {
+		if math.Abs(r-v) < math.Abs(best-v) {
+			best = r
+		}
+	}
+	return best, true
+}
+
+func relErr(pred, real float64) float64 {
+	if real == 0 {
+		return math.NaN()
+	}
+	return (pred - real) / real
+}

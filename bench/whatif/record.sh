@@ -1,0 +1,38 @@
+#!/bin/bash
+# Records the captures bench/whatif pairs (as root, with ../shared/rig; one
+# capture at a time, about 20 s each): two mixed workloads (jobs/mix4.fio,
+# jobs/mix3.fio) under mq-deadline, none and BFQ with two weight sets each,
+# a second run of some for the run-to-run spread, and seed 000's weight test
+# (jobs/seed000.fio) under mq-deadline and under BFQ with its weight pairs.
+# Usage: bench/whatif/record.sh [OUTDIR]   (default /tmp/wi-captures)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-/tmp/wi-captures}
+rig=${RIG:-$here/../../../shared/rig}
+J=$here/jobs
+mkdir -p "$out"
+cd "$rig" || exit 1
+rec() { # name sched job weights
+  [ -f "$out/$1/manifest.json" ] && return
+  ./capture.sh -n "$1" -o "$out/$1" -s "$2" -j "$J/$3" -g "$4" -d 1.5 -q > "$out/$1.log" 2>&1
+  echo "$1 rc=$?"
+}
+A4=tsched-cg1=100,tsched-cg2=300,tsched-cg3=600
+B4=tsched-cg1=600,tsched-cg2=300,tsched-cg3=100
+A3=tsched-cg1=200,tsched-cg2=300,tsched-cg3=500
+B3=tsched-cg1=800,tsched-cg2=100,tsched-cg3=100
+rec wi-mix4-mqdl mq-deadline mix4.fio $A4
+rec wi-mix4-bfq-a bfq mix4.fio $A4
+rec wi-mix4-none none mix4.fio $A4
+rec wi-mix4-bfq-b bfq mix4.fio $B4
+rec wi-mix3-mqdl mq-deadline mix3.fio $A3
+rec wi-mix3-bfq-a bfq mix3.fio $A3
+rec wi-mix3-bfq-b bfq mix3.fio $B3
+rec wi-seed000-mqdl mq-deadline seed000.fio tsched-cg1=100,tsched-cg2=900
+for w in 10-90 20-80 30-70 40-60 50-50; do
+  rec wi-seed000-bfq-$w bfq seed000.fio tsched-cg1=${w%-*}0,tsched-cg2=${w#*-}0
+done
+rec wi-mix4-bfq-a2 bfq mix4.fio $A4
+rec wi-mix4-mqdl2 mq-deadline mix4.fio $A4
+rec wi-mix3-bfq-a2 bfq mix3.fio $A3
+rec wi-mix3-mqdl2 mq-deadline mix3.fio $A3

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracesched/tracesched/diff"
+)
+
+// recordedSetup is what is known of the setup a capture was recorded under.
+type recordedSetup struct {
+	Scheduler string            // "" unknown
+	Source    string            // where Scheduler came from: "--recorded-sched", the manifest's path, "messages", "no messages"
+	Kernel    string            // kernel release when known
+	Weights   map[uint64]int    // cgroup id -> BFQ weight (manifest)
+	Tunables  map[string]string // iosched tunables (manifest)
+	Manifest  bool              // a manifest was read
+}
+
+// captureManifest is the part of a rig manifest (fixtures/*/manifest.json,
+// ../shared/captures/*/*/manifest.json) that says how a capture was made.
+type captureManifest struct {
+	Scheduler string         `json:"scheduler"`
+	Tunables  map[string]any `json:"iosched_tunables"`
+	Host      struct {
+		Kernel string `json:"kernel_release"`
+	} `json:"host"`
+	Cgroups []struct {
+		ID     uint64 `json:"cgroup_id"`
+		Weight *int   `json:"bfq_weight"`
+	} `json:"cgroups"`
+}
+
+// manifestFor returns the manifest.json beside an input: in the input when it
+// is a directory, else in its directory; "" when there is none.
+func manifestFor(input string) string {
+	dir := filepath.Dir(input)
+	if st, err := os.Stat(input); err == nil && st.IsDir() {
+		dir = input
+	}
+	p := filepath.Join(dir, "manifest.json")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return ""
+}
+
+// detectRecorded works out the recording scheduler: --recorded-sched, else
+// a manifest beside the capture, else the capture's scheduler messages (bfq
+// and cfq log in their own forms; mq-deadline, kyber and none log nothing).
+func detectRecorded(input, flag string, real *diff.Side) (recordedSetup, error) {
+	var rs recordedSetup
+	if p := manifestFor(input); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return rs, err
+		}
+		var m captureManifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			return rs, fmt.Errorf("%s: %w", p, err)
+		}
+		rs.Manifest = true
+		rs.Scheduler, rs.Source, rs.Kernel = normSched(m.Scheduler), p, m.Host.Kernel
+		rs.Weights = map[uint64]int{}
+		for _, c := range m.Cgroups {
+			if c.Weight != nil {
+				rs.Weights[c.ID] = *c.Weight
+			}
+		}
+		rs.Tunables = map[string]string{}
+		for k, v := range m.Tunables {
+			rs.Tunables[k] = fmt.Sprint(v)
+		}
+	}
+	if rs.Scheduler == "" {
+		for i := range real.Messages {
+			if s := real.Messages[i].Msg.Sched; s != "" {
+				rs.Scheduler, rs.Source = s, "messages"
+				break
+			}
+		}
+	}
+	if flag != "" {
+		if _, err := findSched(normSched(flag)); err != nil && normSched(flag) != "kyber" {
+			return rs, usagef("invalid --recorded-sched %q: want none, mq-deadline, kyber, bfq or cfq", flag)
+		}
+		rs.Scheduler, rs.Source = normSched(flag), "--recorded-sched"
+	}
+	if rs.Scheduler == "" {
+		rs.Source = "no messages"
+	}
+	if rs.Kernel == "" {
+		rs.Kernel = real.Meta.Kernel
+	}
+	return rs, nil
+}
+
+func normSched(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch s {
+	case "mq-deadline", "mqdeadline", "deadline", "mq_deadline":
+		return "mq-deadline"
+	}
+	return s
+}
+
+// replayChanges lists, in words, what the replay changes against the
+// recorded setup. An unknown recording scheduler counts as a change of
+// scheduler when the replay's scheduler logs messages (bfq, cfq) and the
+// capture has none: the capture cannot have been made under it with its
+// messages on. Weights and tunables count when a manifest says what they
+// were.
+func replayChanges(rs recordedSetup, sched, kernel string, kernelGiven bool, weights map[uint64]int, sets map[string]string, realHasMsgs bool) []string {
+	var ch []string
+	switch {
+	case rs.Scheduler != "" && rs.Scheduler != sched:
+		ch = append(ch, fmt.Sprintf("scheduler %s -> %s", rs.Scheduler, sched))
+	case rs.Scheduler == "" && !realHasMsgs && (sched == "bfq" || sched == "cfq"):
+		ch = append(ch, fmt.Sprintf("scheduler unknown (the capture has no scheduler messages) -> %s", sched))
+	}
+	if kernelGiven && kernel != "" && !strings.HasPrefix(rs.Kernel, kernel) {
+		from := rs.Kernel
+		if from == "" {
+			from = "unknown"
+		}
+		ch = append(ch, fmt.Sprintf("kernel %s -> %s", from, kernel))
+	}
+	sameSched := rs.Scheduler == sched
+	if len(weights) > 0 {
+		var kv []string
+		changed := !sameSched
+		for _, id := range slices.Sorted(maps.Keys(weights)) {
+			kv = append(kv, fmt.Sprintf("%d=%d", id, weights[id]))
+			if w, ok := rs.Weights[id]; rs.Manifest && sameSched && (!ok || w != weights[id]) {
+				changed = true
+			}
+		}
+		if changed {
+			ch = append(ch, "weights "+strings.Join(kv, " "))
+		}
+	}
+	if len(sets) > 0 {
+		var kv []string
+		changed := false
+		for _, k := range slices.Sorted(maps.Keys(sets)) {
+			if queueAttrs[k] {
+				continue
+			}
+			kv = append(kv, k+"="+sets[k])
+			if v, ok := rs.Tunables[k]; rs.Manifest && sameSched && (!ok || !sameValue(v, sets[k])) {
+				changed = true
+			}
+		}
+		if changed {
+			ch = append(ch, "tunables "+strings.Join(kv, " "))
+		}
+	}
+	return ch
+}
+
+func sameValue(a, b string) bool {
+	fa, ea := strconv.ParseFloat(a, 64)
+	fb, eb := strconv.ParseFloat(b, 64)
+	if ea == nil && eb == nil {
+		return fa == fb
+	}
+	return a == b
+}
+
+// whatIfOptions fills the diff options' recorded scheduler and changes for
+// a replay, and says on stderr which mode the report is in.
+func whatIfOptions(ios *IOStreams, opts *replayOptions, real *diff.Side, sched, kernel string, weights map[uint64]int, sets map[string]string, do *diff.Options) error {
+	rs, err := detectRecorded(opts.input, opts.recordedSched, real)
+	if err != nil {
+		return err
+	}
+	hasMsgs := false
+	for i := range real.Messages {
+		if real.Messages[i].Msg.Sched != "" {
+			hasMsgs = true
+			break
+		}
+	}
+	do.RecordedScheduler = rs.Scheduler
+	do.Changes = replayChanges(rs, sched, kernel, opts.kernel != "", weights, sets, hasMsgs)
+	rec := rs.Scheduler
+	if rec == "" {
+		rec = "unknown"
+	}
+	if len(do.Changes) > 0 {
+		fmt.Fprintf(ios.ErrOut, "tracesched: what-if: recorded under %s (%s); %s\n", rec, rs.Source, strings.Join(do.Changes, "; "))
+	} else {
+		fmt.Fprintf(ios.ErrOut, "tracesched: validate: recorded under %s (%s)\n", rec, rs.Source)
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracesched/tracesched/device"
+	"github.com/tracesched/tracesched/internal/shared"
+)
+
+// A replay that keeps the capture's setup validates; one that changes a
+// tunable is a what-if, whose change names it. The fixture's manifest says
+// it was recorded under BFQ with weights 100 and 900.
+func TestReplayModes(t *testing.T) {
+	in := fixture(t, "fx-bfq-2cg-w100-900")
+	v := replayJSON(t, "--sched", "bfq", "--weight", "1181=100", "--weight", "1201=900", in)
+	if v["mode"] != "validate" || v["recorded_scheduler"] != "bfq" || v["change"] != nil {
+		t.Errorf("same setup: mode %v, recorded %v, change %v", v["mode"], v["recorded_scheduler"], v["change"])
+	}
+	w := replayJSON(t, "--sched", "bfq", "--weight", "1181=100", "--weight", "1201=900", "--set", "slice_idle=0", in)
+	ch, _ := w["change"].(map[string]any)
+	if w["mode"] != "what-if" || ch == nil {
+		t.Fatalf("slice_idle=0: mode %v, change %v", w["mode"], w["change"])
+	}
+	if got, _ := json.Marshal(ch["changed"]); !strings.Contains(string(got), "tunables slice_idle=0") {
+		t.Errorf("changed = %s", got)
+	}
+	// The weights differ from the manifest's: a what-if too.
+	if m := replayJSON(t, "--sched", "bfq", "--weight", "1181=500", "--weight", "1201=500", in); m["mode"] != "what-if" {
+		t.Errorf("other weights: mode %v", m["mode"])
+	}
+	// --recorded-sched overrides the manifest.
+	if m := replayJSON(t, "--sched", "mq-deadline", "--recorded-sched", "mq-deadline", in); m["mode"] != "validate" || m["recorded_scheduler"] != "mq-deadline" {
+		t.Errorf("--recorded-sched: mode %v, recorded %v", m["mode"], m["recorded_scheduler"])
+	}
+	_, _, code := run(t, "replay", "--sched", "bfq", "--recorded-sched", "nosuch", in)
+	if code != exitUsage {
+		t.Errorf("--recorded-sched nosuch: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// The case: the mq-deadline capture b-mqdl-w100-900 replayed
+// through BFQ with weights 100:900. The same job really run under BFQ
+// (a-bfq-w100-900) gave the weight-100 cgroup 22368256 of 222834688 bytes
+// by the kernel's own blkio.bfq.io_service_bytes counters (its manifest):
+// 10.04 %. The contention-window share must be within 3 points of it.
+func TestReplayWhatIfMqdlToBFQ(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a recorded capture")
+	}
+	dir := shared.Path(t, "captures", "recorded", "b-mqdl-w100-900")
+	m := replayJSON(t, "--sched", "bfq", "--weight", "421=100", "--weight", "441=900", filepath.Join(dir, "b-mqdl-w100-900"))
+	if m["mode"] != "what-if" || m["recorded_scheduler"] != "mq-deadline" {
+		t.Fatalf("mode %v, recorded %v", m["mode"], m["recorded_scheduler"])
+	}
+	shares := cgroupShares(t, m, "predicted_share")
+	const real = 22368256.0 / (22368256 + 200466432)
+	t.Logf("weight-100 cgroup: predicted share %.4f, real BFQ run %.4f", shares[421], real)
+	if math.Abs(shares[421]-real) > 0.03 {
+		t.Errorf("predicted share %.4f for the weight-100 cgroup, the real BFQ run gave %.4f", shares[421], real)
+	}
+	ch := m["change"].(map[string]any)
+	for _, k := range []string{"from", "to", "changed", "cgroups", "processes", "total", "in_flight", "decisions", "causes"} {
+		if _, ok := ch[k]; !ok {
+			t.Errorf("change lacks %s", k)
+		}
+	}
+	bw := m["bandwidth"].(map[string]any)
+	if bw["window_real"].(float64) < 1.9 || bw["window_predicted"].(float64) <= 0 {
+		t.Errorf("windows %v / %v; the capture's cgroups overlap for its whole 2 s", bw["window_real"], bw["window_predicted"])
+	}
+}
+
+// probe measures reads only on a file that holds data, and leaves it as
+// it was.
+func TestProbeRefusesToWriteOverData(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "data.img")
+	data := bytes.Repeat([]byte("tracesched"), 8<<20/10+1)
+	data = data[:8<<20]
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := device.OpenDirect(path, false); errors.Is(err, device.ErrDirectIO) {
+		t.Skip("direct I/O refused here")
+	} else if err != nil {
+		t.Fatal(err)
+	} else {
+		f.Close()
+	}
+	out := filepath.Join(dir, "dev.json")
+	_, errOut, code := run(t, "probe", path, "-o", out, "--budget", "400ms")
+	if code != exitOK {
+		t.Fatalf("probe: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "holds data: measuring reads only") {
+		t.Errorf("stderr does not say it measured reads only:\n%s", errOut)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+		t.Fatal("probe wrote over a file holding data")
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := device.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Coverage == nil || len(m.Coverage.Ops) != 1 || m.Coverage.Ops[0].Op != "read" {
+		t.Errorf("coverage %+v, want reads only", m.Coverage)
+	}
+}

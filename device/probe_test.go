@@ -1,0 +1,155 @@
+package device
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// openProbe opens path for direct I/O, skipping the test where the file
+// system refuses O_DIRECT (tmpfs).
+func openProbe(t *testing.T, path string, write bool) *os.File {
+	t.Helper()
+	f, err := OpenDirect(path, write)
+	if errors.Is(err, ErrDirectIO) {
+		t.Skipf("%s: direct I/O refused here", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestProbeNewFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "probe.img")
+	if err := CreateZeroFile(path, 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	f := openProbe(t, path, true)
+	size, err := TargetSize(f)
+	if err != nil || size != 16<<20 {
+		t.Fatalf("size %d, %v", size, err)
+	}
+	if holds, err := HoldsData(f, size); err != nil || holds {
+		t.Fatalf("a new zero-filled file holds data: %v %v", holds, err)
+	}
+	opts := ProbeOptions{Budget: 800 * time.Millisecond, Depths: []int{1, 4}, Sizes: []uint32{4 << 10, 64 << 10}, Writes: true}
+	start := time.Now()
+	res, err := Probe(f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 3*opts.Budget {
+		t.Errorf("sweep took %v for a budget of %v", el, opts.Budget)
+	}
+	// 2 ops x 2 patterns x 2 sizes x 2 depths; steps the budget had no
+	// room for are skipped, not squeezed.
+	if len(res.Steps)+res.Skipped != 16 || len(res.Steps) < 4 {
+		t.Fatalf("%d steps run, %d skipped, want 16 in all", len(res.Steps), res.Skipped)
+	}
+	type key struct {
+		write bool
+		size  uint32
+	}
+	seen := map[key]int{}
+	for _, r := range res.Requests {
+		if !r.Issue.Valid() || r.Complete < r.Issue || r.Sector*512+uint64(r.Bytes) > uint64(size) {
+			t.Fatalf("bad request %+v", r)
+		}
+		seen[key{r.Cat.IsWrite(), r.Bytes}]++
+	}
+	for _, st := range res.Steps {
+		if seen[key{st.Write, st.Size}] == 0 {
+			t.Errorf("step %s: no request", st)
+		}
+	}
+	cov := CoverageOf(res.Requests)
+	// A step keeps at most Depth requests in flight, and a qd4 step more
+	// than one.
+	qd4 := slices.ContainsFunc(res.Steps, func(s ProbeStep) bool { return s.Depth == 4 })
+	if cov.MaxDepth > 4 || qd4 && cov.MaxDepth < 2 {
+		t.Errorf("max depth %d, want 2-4", cov.MaxDepth)
+	}
+	for _, o := range cov.Ops {
+		if o.MinBytes < 4<<10 || o.MaxBytes > 64<<10 {
+			t.Errorf("ops %+v: sizes outside the sweep's", cov.Ops)
+		}
+	}
+	m, _, err := Calibrate(res.Requests, CalibrateOptions{Kind: KindNonRotational})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHoldsData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.img")
+	b := make([]byte, 8<<20)
+	b[5<<20+17] = 1 // one byte, away from the start
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := openProbe(t, path, false)
+	holds, err := HoldsData(f, int64(len(b)))
+	if err != nil || !holds {
+		t.Errorf("HoldsData = %v, %v; want true", holds, err)
+	}
+}
+
+func TestCoverageOutside(t *testing.T) {
+	// Calibration: 100 reads of 4 KiB one at a time.
+	var cal []trace.Request
+	for i := range 100 {
+		t0 := trace.Time(i) * 1000
+		cal = append(cal, trace.Request{ID: uint64(i + 1), Cat: trace.CatRead, Bytes: 4096, Issue: t0, Complete: t0 + 500})
+	}
+	// Use: 30 reads of 1 MiB, ten at a time (k = 1..10), and 5 writes.
+	var use []trace.Request
+	for i := range 30 {
+		t0 := trace.Time(i/10) * 10000
+		use = append(use, trace.Request{ID: uint64(i + 1), Cat: trace.CatRead, Bytes: 1 << 20, Issue: t0 + trace.Time(i%10), Complete: t0 + 5000})
+	}
+	for i := range 5 {
+		t0 := trace.Time(100000 + i*1000)
+		use = append(use, trace.Request{ID: uint64(100 + i), Cat: trace.CatWrite, Bytes: 4096, Issue: t0, Complete: t0 + 500})
+	}
+	c, u := CoverageOf(cal), CoverageOf(use)
+	if c.MaxDepth != 1 || u.MaxDepth != 10 {
+		t.Fatalf("max depth %d / %d, want 1 / 10", c.MaxDepth, u.MaxDepth)
+	}
+	got := c.Outside(u)
+	// k = 2..10 for 27 of the 35 requests (three bunches of ten, the first
+	// of each alone): 77.1 %; 1 MiB reads against 4 KiB; writes unseen.
+	if len(got) != 3 {
+		t.Fatalf("Outside = %q, want 3 sentences", got)
+	}
+	if want := "77.1% of the predicted requests were issued at depths"; got[0][:len(want)] != want {
+		t.Errorf("%q", got[0])
+	}
+	if len(c.Outside(c)) != 0 {
+		t.Errorf("a calibration is outside itself: %q", c.Outside(c))
+	}
+}
+
+func TestPool(t *testing.T) {
+	rq := func(id uint64, d, c trace.Time) trace.Request {
+		return trace.Request{ID: id, Queue: d, Get: d, Insert: d, Issue: d, Complete: c}
+	}
+	a := []trace.Request{rq(1, 100, 200), rq(2, 150, 400)}
+	b := []trace.Request{rq(1, 50, 90)}
+	p := Pool(a, b)
+	if len(p) != 3 || p[0].Issue != 0 || p[1].Complete != 300 || p[2].Issue != 300+poolGap || p[2].ID != 3 {
+		t.Errorf("%+v", p)
+	}
+	if a[0].Issue != 100 {
+		t.Error("Pool modified its input")
+	}
+}
