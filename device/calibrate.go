@@ -77,7 +77,8 @@ type Fit struct {
 
 	// SeekCorrelation is Spearman's rank correlation between seek
 	// distance and service time (a rotational device shows a clearly
-	// positive one); NaN when undefined.
+	// positive one), over at most 1<<18 requests spread evenly over the
+	// capture; NaN when undefined.
 	SeekCorrelation float64 `json:"seek_correlation"`
 
 	// CompletionGaps compares the gaps between consecutive completions of
@@ -395,20 +396,38 @@ func score(real, model []float64) (time.Duration, time.Duration, float64) {
 }
 
 // seekCorrelation returns Spearman's rank correlation between the seek
-// distance from the previous completion and the service time.
+// distance from the previous completion and the service time, over every
+// sample with a previous completion, or over an even spread of
+// maxSeekPairs of them (every k-th) when there are more.
 func seekCorrelation(ss []sample) float64 {
-	var d, s []float64
+	n := 0
+	for i := range ss {
+		if ss[i].hasPrev {
+			n++
+		}
+	}
+	stride := (n + maxSeekPairs - 1) / maxSeekPairs
+	d := make([]float64, 0, n/max(stride, 1)+1)
+	s := make([]float64, 0, cap(d))
+	j := 0
 	for _, x := range ss {
-		if x.hasPrev {
+		if !x.hasPrev {
+			continue
+		}
+		if j%stride == 0 {
 			d = append(d, float64(distance(x.head, x.sector)))
 			s = append(s, x.service)
 		}
+		j++
 	}
 	if len(d) < 3 {
 		return math.NaN()
 	}
 	return pearson(ranks(d), ranks(s))
 }
+
+// maxSeekPairs bounds the pairs seekCorrelation ranks.
+const maxSeekPairs = 1 << 18
 
 // ranks returns the ranks of xs, ties sharing their mean rank.
 func ranks(xs []float64) []float64 {

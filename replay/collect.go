@@ -60,12 +60,21 @@ type collectQ struct {
 	plugEnd bool
 }
 
-// NewCollector returns an empty Collector.
+// NewCollector returns an empty Collector with its own Rebuilder.
 func NewCollector() *Collector {
-	c := &Collector{devs: map[trace.Dev]*collectDev{}, comms: map[uint32]string{},
-		qIndex: map[uint32]uint32{}, byKey: map[bioKey]*collectQ{}}
-	c.rb = trace.NewRebuilder(nil, c.onBio)
+	c := NewSharedCollector()
+	c.rb = trace.NewRebuilder(nil, c.OnBio)
 	return c
+}
+
+// NewSharedCollector returns an empty Collector that shares a Rebuilder
+// the caller feeds: for each event, call Before, then the Rebuilder's Add
+// (which must hand every bio it finishes to OnBio), then After; at the end
+// of the capture, close the Rebuilder before calling Workload. Add must not
+// be used.
+func NewSharedCollector() *Collector {
+	return &Collector{devs: map[trace.Dev]*collectDev{}, comms: map[uint32]string{},
+		qIndex: map[uint32]uint32{}, byKey: map[bioKey]*collectQ{}}
 }
 
 func (c *Collector) dev(d trace.Dev) *collectDev {
@@ -78,7 +87,8 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	return s
 }
 
-func (c *Collector) onBio(b *trace.Bio) {
+// OnBio takes a bio the Rebuilder finished.
+func (c *Collector) OnBio(b *trace.Bio) {
 	s := c.dev(b.Dev)
 	s.bios++
 	s.perPID[b.PID]++
@@ -95,10 +105,22 @@ func (c *Collector) onBio(b *trace.Bio) {
 	c.finished = true
 }
 
-// Add feeds the next event. Panics after Workload.
+// Add feeds the next event. Panics after Workload or on a shared
+// Collector.
 func (c *Collector) Add(e *trace.Event) {
+	if c.rb == nil {
+		panic("replay: Collector.Add on a shared Collector")
+	}
+	c.Before(e)
+	c.rb.Add(e)
+	c.After()
+}
+
+// Before takes the next event, before the Rebuilder does. Panics after
+// Workload.
+func (c *Collector) Before(e *trace.Event) {
 	if c.closed {
-		panic("replay: Collector.Add after Workload")
+		panic("replay: Collector event after Workload")
 	}
 	switch e.Action {
 	case trace.ActionProcess:
@@ -146,7 +168,10 @@ func (c *Collector) Add(e *trace.Event) {
 			s.inflight--
 		}
 	}
-	c.rb.Add(e)
+}
+
+// After releases what the Rebuilder finished with the event just taken.
+func (c *Collector) After() {
 	if c.finished {
 		c.finished = false
 		for _, s := range c.devs {
@@ -192,13 +217,15 @@ func (c *Collector) release(s *collectDev, eof bool) {
 	}
 }
 
-// Workload closes the Rebuilder and returns the workload of the device
-// with the most D events, as NewWorkload does. The Collector takes no more
-// events afterwards.
+// Workload closes the Rebuilder (a shared one must be closed already) and
+// returns the workload of the device with the most D events, as
+// NewWorkload does. The Collector takes no more events afterwards.
 func (c *Collector) Workload() (*Workload, error) {
 	if !c.closed {
 		c.closed = true
-		c.rb.Close()
+		if c.rb != nil {
+			c.rb.Close()
+		}
 		for _, s := range c.devs {
 			c.release(s, true)
 		}

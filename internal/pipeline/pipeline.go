@@ -41,15 +41,18 @@ type Loader struct {
 	col  *replay.Collector
 }
 
-// NewLoader returns an empty Loader.
+// NewLoader returns an empty Loader. The real side's Rebuilder also
+// rebuilds the workload's bios: one Rebuilder for both.
 func NewLoader() *Loader {
-	return &Loader{side: diff.NewSide(trace.Meta{}), col: replay.NewCollector()}
+	col := replay.NewSharedCollector()
+	return &Loader{side: diff.NewSideObserved(trace.Meta{}, col.OnBio), col: col}
 }
 
 // Add feeds the next event to the real side and the workload.
 func (l *Loader) Add(e *trace.Event) {
+	l.col.Before(e)
 	l.side.Add(e)
-	l.col.Add(e)
+	l.col.After()
 }
 
 // Finish completes the capture described by meta (what the reader knew at

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/tracesched/tracesched/device"
+	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/parse/blktrace"
+	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/scheduler/bfq"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -156,5 +160,68 @@ func TestManifestNotRotational(t *testing.T) {
 		if got := ManifestNotRotational(dir); got != want {
 			t.Errorf("%s (the directory as input): %v, want %v", body, got, want)
 		}
+	}
+}
+
+// TestReadOnceReplaysAsTwoReads: a capture read once by the pipeline
+// replays (through BFQ, with P/U, merges and messages) event for event as
+// the workload that reads the capture again (replay.NewWorkload) does, and
+// its real side holds what diff.Load reads.
+func TestReadOnceReplaysAsTwoReads(t *testing.T) {
+	for _, name := range []string{"fx-bfq-2cg-w100-900", "fx-mqdl-rw-nocg", "fx-bfq-4seqread"} {
+		t.Run(name, func(t *testing.T) {
+			path := fixture.Path(t, name)
+			c := readFixture(t, name)
+			in, err := blktrace.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			real, err := diff.Load(in, in.Meta())
+			in.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(real.Bios, c.Real.Bios) || !reflect.DeepEqual(real.Requests, c.Real.Requests) ||
+				!reflect.DeepEqual(real.Messages, c.Real.Messages) || real.Stats != c.Real.Stats {
+				t.Error("the real side differs from diff.Load's")
+			}
+			w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(path) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			cal, err := Calibrate(c.DeviceRequests(), device.CalibrateOptions{Seed: 1}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(w *replay.Workload) []trace.Event {
+				var evs []trace.Event
+				cfg := replay.Config{
+					NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return bfq.New(h, replay.Options{}) },
+					Device:       cal.Model.NewDevice(1),
+					Queue:        replay.Queue{Rotational: true},
+				}
+				if _, err := replay.Run(w, cfg, func(e *trace.Event) error { evs = append(evs, *e); return nil }); err != nil {
+					t.Fatal(err)
+				}
+				return evs
+			}
+			want, got := run(w), run(c.Workload)
+			if len(got) != len(want) {
+				t.Fatalf("%d events, want %d", len(got), len(want))
+			}
+			plugs := 0
+			for i := range want {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("event %d: %+v, want %+v", i, got[i], want[i])
+				}
+				if want[i].Action == trace.ActionPlug || want[i].Action == trace.ActionUnplugIO {
+					plugs++
+				}
+			}
+			if plugs == 0 {
+				t.Error("no P/U events replayed")
+			}
+			t.Logf("%d events, %d P/U", len(want), plugs)
+		})
 	}
 }
