@@ -1,6 +1,7 @@
 package device
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,16 @@ type CalibrateOptions struct {
 	// NoBatching fits a non-rotational model without completion batching
 	// even when the capture's completions come in bunches.
 	NoBatching bool
+	// NotRotational says the capture's device is known not to be
+	// rotational (a rig's manifest with rotational=0): Calibrate then
+	// considers the non-rotational kind only, unless Kind forces one.
+	NotRotational bool
+	// CVSamples bounds the cross-validation (step 2): on a capture with
+	// more samples, each candidate is fitted and scored on a window of
+	// this many consecutive samples (by issue time) around the capture's
+	// middle instead of all of it (default 1<<18; negative: no bound).
+	// The model returned is always fitted on every sample.
+	CVSamples int
 }
 
 // Fit reports how a model was chosen and how well it reproduces the
@@ -60,10 +71,14 @@ type Fit struct {
 	CV Score `json:"cv"`
 	// Candidates holds the cross-validation of every kind considered.
 	Candidates []Score `json:"candidates"`
+	// RuledOut says why a kind was not considered ("" when none was left
+	// out but by CalibrateOptions.Kind).
+	RuledOut string `json:"ruled_out,omitempty"`
 
 	// SeekCorrelation is Spearman's rank correlation between seek
 	// distance and service time (a rotational device shows a clearly
-	// positive one); NaN when undefined.
+	// positive one), over at most 1<<18 requests spread evenly over the
+	// capture; NaN when undefined.
 	SeekCorrelation float64 `json:"seek_correlation"`
 
 	// CompletionGaps compares the gaps between consecutive completions of
@@ -120,6 +135,9 @@ func (f *Fit) String() string {
 		f.Demerit, 100*f.DemeritFraction, f.CV.Demerit, 100*f.CV.DemeritFraction, f.CV.Train, f.CV.Test, 100*f.CV.HalvesFraction)
 	for _, c := range f.Candidates {
 		fmt.Fprintf(&b, "  candidate %-13s cross-validated demerit %v (%.1f%%)\n", c.Kind, c.Demerit, 100*c.DemeritFraction)
+	}
+	if f.RuledOut != "" {
+		fmt.Fprintf(&b, "  not considered: %s\n", f.RuledOut)
 	}
 	fmt.Fprintf(&b, "seek/service rank correlation %.3f\n", f.SeekCorrelation)
 	if f.BatchingRejected {
@@ -180,11 +198,17 @@ var ErrTooFew = errors.New("too few issued and completed requests to calibrate")
 //     samples; all requests on the device count towards the number in
 //     flight at each D.
 //  2. The samples are split at the midpoint of their D times. Each kind
-//     considered (both, unless opts.Kind forces one) is fitted on the first
-//     half and scored on the second: the capture is replayed through the
-//     model (every request issued at its real D, completions at their real
-//     C) and the modelled D2C of the second half compared with the real
-//     one by Demerit.
+//     considered is fitted on the first half and scored on the second: the
+//     capture is replayed through the model (every request issued at its
+//     real D, completions at their real C) and the modelled D2C of the
+//     second half compared with the real one by Demerit. The kinds
+//     considered are both, unless opts.Kind forces one or the capture rules
+//     the rotational one out: opts.NotRotational, or a seek correlation
+//     below MinSeekCorrelation (step 3 would never choose it). On a capture
+//     of more than opts.CVSamples samples, the split and the scores are
+//     those of a window of that many consecutive samples around the
+//     middle (the requests issued within it), so that the cross-validation
+//     costs the same on any capture.
 //  3. The kind with the smaller cross-validated demerit is refitted on all
 //     samples and scored on all of them; rotational only when service
 //     times also grow with seek distance (Fit.SeekCorrelation at least
@@ -206,6 +230,9 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	if opts.Kind > KindRotational {
 		return nil, nil, fmt.Errorf("invalid device model kind %d", opts.Kind)
 	}
+	if opts.CVSamples == 0 {
+		opts.CVSamples = 1 << 18
+	}
 	c := prepare(reqs)
 	if len(c.samples) < opts.MinRequests {
 		return nil, nil, fmt.Errorf("%w: %d, want %d", ErrTooFew, len(c.samples), opts.MinRequests)
@@ -219,22 +246,39 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	fit.SeekCorrelation = seekCorrelation(c.samples)
 
 	// Step 2: the split.
-	split := c.samples[0].issue + (c.samples[len(c.samples)-1].issue-c.samples[0].issue)/2
-	nTrain := sort.Search(len(c.samples), func(i int) bool { return c.samples[i].issue >= split })
-	if nTrain < opts.MinRequests/2 || len(c.samples)-nTrain < opts.MinRequests/2 {
-		nTrain = len(c.samples) / 2 // too lopsided by time: split by count
-		split = c.samples[nTrain].issue
+	cv, cvReal := c, real
+	if opts.CVSamples > 0 && len(c.samples) > opts.CVSamples {
+		if w := prepare(window(reqs, c, opts.CVSamples)); len(w.samples) >= opts.MinRequests {
+			cv = w
+			cvReal = make([]float64, len(cv.samples))
+			for i, s := range cv.samples {
+				cvReal[i] = s.d2c
+			}
+		}
+	}
+	split := cv.samples[0].issue + (cv.samples[len(cv.samples)-1].issue-cv.samples[0].issue)/2
+	nTrain := sort.Search(len(cv.samples), func(i int) bool { return cv.samples[i].issue >= split })
+	if nTrain < opts.MinRequests/2 || len(cv.samples)-nTrain < opts.MinRequests/2 {
+		nTrain = len(cv.samples) / 2 // too lopsided by time: split by count
+		split = cv.samples[nTrain].issue
 	}
 	kinds := []Kind{KindNonRotational, KindRotational}
-	if opts.Kind != KindAuto {
+	switch {
+	case opts.Kind != KindAuto:
 		kinds = []Kind{opts.Kind}
+	case opts.NotRotational:
+		kinds = kinds[:1]
+		fit.RuledOut = "rotational: the device is known not to be rotational"
+	case !(fit.SeekCorrelation >= MinSeekCorrelation):
+		kinds = kinds[:1]
+		fit.RuledOut = fmt.Sprintf("rotational: seek/service rank correlation %.3f, below %.1f", fit.SeekCorrelation, MinSeekCorrelation)
 	}
 	for _, k := range kinds {
-		m := fitKind(k, c.samples[:nTrain], opts)
-		pred := c.predict(m, opts.Seed)
-		sc := Score{Kind: k, Split: split, Train: nTrain, Test: len(c.samples) - nTrain}
-		sc.MeanD2C, sc.Demerit, sc.DemeritFraction = score(real[nTrain:], pred[nTrain:])
-		_, sc.Halves, sc.HalvesFraction = score(real[nTrain:], real[:nTrain])
+		m := fitKind(k, cv.samples[:nTrain], opts)
+		pred := cv.predict(m, opts.Seed)
+		sc := Score{Kind: k, Split: split, Train: nTrain, Test: len(cv.samples) - nTrain}
+		sc.MeanD2C, sc.Demerit, sc.DemeritFraction = score(cvReal[nTrain:], pred[nTrain:])
+		_, sc.Halves, sc.HalvesFraction = score(cvReal[nTrain:], cvReal[:nTrain])
 		fit.Candidates = append(fit.Candidates, sc)
 	}
 	best := fit.Candidates[0]
@@ -268,9 +312,9 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 			m, pred, fit.Demerit, fit.DemeritFraction = plain, plainPred, plainDem, plainFrac
 			fit.BatchingRejected = true
 			// Cross-validate what is kept.
-			cv := fitKind(best.Kind, c.samples[:nTrain], plainOpts)
-			cvPred := c.predict(cv, opts.Seed)
-			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(real[nTrain:], cvPred[nTrain:])
+			cvm := fitKind(best.Kind, cv.samples[:nTrain], plainOpts)
+			cvPred := cv.predict(cvm, opts.Seed)
+			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(cvReal[nTrain:], cvPred[nTrain:])
 		}
 	}
 	fit.ModelMeanD2C = time.Duration(math.Round(mean(pred)))
@@ -283,6 +327,27 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	fit.CompletionGaps = GapProfile{UnderNs: gapThresholds[:], Real: gapFractions(realDone), Model: gapFractions(modelDone)}
 	fit.Model = m
 	return m, fit, nil
+}
+
+// window returns the requests of reqs issued within a window of n
+// consecutive samples of c around its middle, as c's samples (in issue
+// order) place them, with the requests without a D that complete within
+// it.
+func window(reqs []trace.Request, c *capture, n int) []trace.Request {
+	lo := (len(c.samples) - n) / 2
+	from, to := c.samples[lo].issue, c.samples[lo+n-1].issue
+	var out []trace.Request
+	for i := range reqs {
+		r := &reqs[i]
+		t := r.Issue
+		if !t.Valid() {
+			t = r.Complete
+		}
+		if t.Valid() && t >= from && t <= to {
+			out = append(out, *r)
+		}
+	}
+	return out
 }
 
 func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
@@ -332,14 +397,29 @@ func score(real, model []float64) (time.Duration, time.Duration, float64) {
 }
 
 // seekCorrelation returns Spearman's rank correlation between the seek
-// distance from the previous completion and the service time.
+// distance from the previous completion and the service time, over every
+// sample with a previous completion, or over an even spread of
+// maxSeekPairs of them (every k-th) when there are more.
 func seekCorrelation(ss []sample) float64 {
-	var d, s []float64
+	n := 0
+	for i := range ss {
+		if ss[i].hasPrev {
+			n++
+		}
+	}
+	stride := (n + maxSeekPairs - 1) / maxSeekPairs
+	d := make([]float64, 0, n/max(stride, 1)+1)
+	s := make([]float64, 0, cap(d))
+	j := 0
 	for _, x := range ss {
-		if x.hasPrev {
+		if !x.hasPrev {
+			continue
+		}
+		if j%stride == 0 {
 			d = append(d, float64(distance(x.head, x.sector)))
 			s = append(s, x.service)
 		}
+		j++
 	}
 	if len(d) < 3 {
 		return math.NaN()
@@ -347,30 +427,31 @@ func seekCorrelation(ss []sample) float64 {
 	return pearson(ranks(d), ranks(s))
 }
 
+// maxSeekPairs bounds the pairs seekCorrelation ranks.
+const maxSeekPairs = 1 << 18
+
 // ranks returns the ranks of xs, ties sharing their mean rank.
 func ranks(xs []float64) []float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
+	// Ties share their mean rank, so the order among them does not
+	// matter: an unstable sort of (value, index) pairs will do.
+	type vi struct {
+		v float64
+		i int
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case xs[a] < xs[b]:
-			return -1
-		case xs[a] > xs[b]:
-			return 1
-		}
-		return 0
-	})
+	idx := make([]vi, len(xs))
+	for i, x := range xs {
+		idx[i] = vi{x, i}
+	}
+	slices.SortFunc(idx, func(a, b vi) int { return cmp.Compare(a.v, b.v) })
 	r := make([]float64, len(xs))
 	for i := 0; i < len(idx); {
 		j := i
-		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+		for j+1 < len(idx) && idx[j+1].v == idx[i].v {
 			j++
 		}
 		avg := float64(i+j) / 2
 		for k := i; k <= j; k++ {
-			r[idx[k]] = avg
+			r[idx[k].i] = avg
 		}
 		i = j + 1
 	}

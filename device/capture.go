@@ -68,8 +68,10 @@ func prepare(reqs []trace.Request) *capture {
 		}
 	}
 	ids := make([]uint64, 0, len(reqs))
-	sampleOf := map[int]int{}
-	var issues []int // requests with a sample, index in c.rqs
+	c.rqs = make([]replay.Request, 0, len(reqs))
+	c.events = make([]event, 0, 2*len(reqs))
+	hasSample := make([]bool, 0, len(reqs)) // by index in c.rqs
+	nSamples := 0
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Flags&trace.FlagMergedAway != 0 || (!r.Issue.Valid() && !r.Complete.Valid()) {
@@ -89,9 +91,10 @@ func prepare(reqs []trace.Request) *capture {
 		if r.Complete.Valid() {
 			c.events = append(c.events, event{t: r.Complete, done: true, req: j})
 		}
-		if r.Issue.Valid() && r.Complete.Valid() && r.Complete >= r.Issue && r.Flags&trace.FlagNoQueue == 0 {
-			sampleOf[j] = len(issues)
-			issues = append(issues, j)
+		ok := r.Issue.Valid() && r.Complete.Valid() && r.Complete >= r.Issue && r.Flags&trace.FlagNoQueue == 0
+		hasSample = append(hasSample, ok)
+		if ok {
+			nSamples++
 		} else {
 			c.skipped++
 		}
@@ -108,7 +111,7 @@ func prepare(reqs []trace.Request) *capture {
 		}
 		return cmp.Compare(ids[a.req], ids[b.req])
 	})
-	c.samples = make([]sample, 0, len(issues))
+	c.samples = make([]sample, 0, nSamples)
 	onDev := 0
 	for _, e := range c.events {
 		if e.done {
@@ -116,7 +119,7 @@ func prepare(reqs []trace.Request) *capture {
 			continue
 		}
 		onDev++
-		if _, ok := sampleOf[e.req]; !ok {
+		if !hasSample[e.req] {
 			continue
 		}
 		r := &c.rqs[e.req]
@@ -135,7 +138,10 @@ func prepare(reqs []trace.Request) *capture {
 			doneAt[e.req] = e.t
 		}
 	}
-	pos := make(map[int]int, len(c.samples))
+	pos := make([]int, len(c.rqs)) // sample of each request, -1 when none
+	for i := range pos {
+		pos[i] = -1
+	}
 	for i := range c.samples {
 		s := &c.samples[i]
 		s.done = doneAt[s.req]
@@ -147,7 +153,7 @@ func prepare(reqs []trace.Request) *capture {
 		if !e.done {
 			continue
 		}
-		if i, ok := pos[e.req]; ok && prev >= 0 {
+		if i := pos[e.req]; i >= 0 && prev >= 0 {
 			s := &c.samples[i]
 			start := max(s.issue, doneAt[prev])
 			s.service = float64(s.done - start)

@@ -389,11 +389,38 @@ func pathVariance(use []sample, r *Rotational, beta []float64, b uint64) (seq, r
 
 // twoSizes reports whether at least two sizes occur minGroup times each.
 func twoSizes(xs []float64) bool {
-	seen := map[float64]int{}
+	// Captures hold few sizes: count them in a short list until it grows
+	// past 32, then in a map.
+	type count struct {
+		x float64
+		n int
+	}
+	var few []count
+	var seen map[float64]int
 	n := 0
 	for _, x := range xs {
-		seen[x]++
-		if seen[x] == minGroup {
+		c := 0
+		if seen == nil {
+			j := 0
+			for j < len(few) && few[j].x != x {
+				j++
+			}
+			if j == len(few) {
+				few = append(few, count{x, 0})
+			}
+			few[j].n++
+			c = few[j].n
+			if len(few) > 32 {
+				seen = make(map[float64]int, 64)
+				for _, f := range few {
+					seen[f.x] = f.n
+				}
+			}
+		} else {
+			seen[x]++
+			c = seen[x]
+		}
+		if c == minGroup {
 			n++
 			if n == 2 {
 				return true

@@ -10,12 +10,22 @@ import (
 
 // NewSide returns an empty Side for a capture described by meta. Feed it
 // events with Add, then call Finish.
-func NewSide(meta trace.Meta) *Side {
+func NewSide(meta trace.Meta) *Side { return NewSideObserved(meta, nil) }
+
+// NewSideObserved is NewSide for a caller that builds something else from
+// the same pass over a trace: observe, when not nil, is called with every
+// bio the Side's Rebuilder finishes, as it finishes it (during Add or
+// Finish), before the Side keeps its copy.
+func NewSideObserved(meta trace.Meta, observe func(*trace.Bio)) *Side {
 	s := &Side{Meta: meta}
-	s.rb = trace.NewRebuilder(
-		func(r *trace.Request) { s.reqsIn.add(r) },
-		func(b *trace.Bio) { s.biosIn.add(b) },
-	)
+	onBio := func(b *trace.Bio) { s.biosIn.add(b) }
+	if observe != nil {
+		onBio = func(b *trace.Bio) {
+			observe(b)
+			s.biosIn.add(b)
+		}
+	}
+	s.rb = trace.NewRebuilder(func(r *trace.Request) { s.reqsIn.add(r) }, onBio)
 	return s
 }
 

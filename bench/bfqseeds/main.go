@@ -28,6 +28,7 @@ import (
 
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/internal/pipeline"
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/scheduler/bfq"
@@ -316,25 +317,19 @@ func Replay(p Params) (real, pred *diff.Side, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	real, err = diff.Load(src, trace.Meta{})
+	// One read: the real side and the workload (internal/pipeline); the
+	// real side without the capture's metadata, as before.
+	capt, err := pipeline.Read(src, nil, nil)
 	src.Close()
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(p.Input) })
+	real, w := capt.Real, capt.Workload
+	cal, err := pipeline.Calibrate(capt.DeviceRequests(), device.CalibrateOptions{Seed: p.Seed}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	var on []trace.Request
-	for i := range real.Requests {
-		if real.Requests[i].Dev == w.Dev {
-			on = append(on, real.Requests[i])
-		}
-	}
-	dm, _, err := device.Calibrate(on, device.CalibrateOptions{Seed: p.Seed})
-	if err != nil {
-		return nil, nil, err
-	}
+	dm := cal.Model
 	q := replay.Queue{Rotational: w.Dev.Major() != 259}
 	if v, ok := p.Set["rotational"]; ok {
 		q.Rotational = v != "0"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/internal/pipeline"
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/scheduler/bfq"
@@ -35,38 +36,30 @@ type loaded struct {
 }
 
 // load reads a capture, rebuilds its workload and calibrates a device
-// model from it, as `tracesched replay` does without --device.
+// model from it, as `tracesched replay` does without --device (but never
+// from the cache of fitted models: the figures are of a fresh fit).
 func load(c *capture, seed uint64) (*loaded, error) {
 	src, err := blktrace.Open(c.Base)
 	if err != nil {
 		return nil, err
 	}
-	real, err := diff.Load(src, trace.Meta{})
+	// One read: the real side and the workload (internal/pipeline).
+	capt, err := pipeline.Read(src, src.Meta, nil)
 	if err != nil {
 		src.Close()
 		return nil, fmt.Errorf("%s: %w", c.Base, err)
 	}
-	meta := src.Meta()
 	diag := src.Diagnostics()
 	src.Close()
-	real.Meta = meta
+	real, meta, w := capt.Real, capt.Meta, capt.Workload
 	paths := c.Man.paths()
 	maps.Copy(paths, meta.Cgroups)
 
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(c.Base) })
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Base, err)
-	}
-	var on []trace.Request
-	for i := range real.Requests {
-		if real.Requests[i].Dev == w.Dev {
-			on = append(on, real.Requests[i])
-		}
-	}
-	dm, fit, err := device.Calibrate(on, device.CalibrateOptions{Seed: seed})
+	cal, err := pipeline.Calibrate(capt.DeviceRequests(), device.CalibrateOptions{Seed: seed, NotRotational: !c.Man.rotational()}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("calibrating a device model from %s: %w", c.Base, err)
 	}
+	dm, fit := cal.Model, cal.Fit
 	l := &loaded{real: real, w: w, dm: dm, fit: fit, paths: paths, diag: diag}
 	l.realMiB, l.realInf = throughput(real)
 	return l, nil

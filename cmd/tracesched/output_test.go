@@ -14,17 +14,6 @@ import (
 	"time"
 )
 
-// TestMain lets a test run the real command in a child process (the
-// signal tests): with TRACESCHED_TEST_MAIN set, the test binary is
-// tracesched.
-func TestMain(m *testing.M) {
-	if os.Getenv("TRACESCHED_TEST_MAIN") == "1" {
-		os.Args = append([]string{"tracesched"}, strings.Fields(os.Getenv("TRACESCHED_TEST_ARGS"))...)
-		os.Exit(int(runMain()))
-	}
-	os.Exit(m.Run())
-}
-
 // leftovers lists the hidden temporary files in dir.
 func leftovers(t *testing.T, dir string) []string {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/internal/pipeline"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/report"
 	"github.com/tracesched/tracesched/trace"
@@ -40,6 +41,7 @@ type replayOptions struct {
 	fit          *device.Fit   // the device model's calibration, when calibrated
 
 	recordedSched string
+	noCache       bool
 }
 
 func newReplayCmd(ios *IOStreams) *cobra.Command {
@@ -112,6 +114,7 @@ by path when the capture names paths.`,
 	f.IntVar(&opts.hz, "hz", 250, "the kernel's tick rate, where a model counts jiffies")
 	addReportFlags(f, &opts.reports, "report", "")
 	f.StringVar(&opts.recordedSched, "recorded-sched", "", "the scheduler the capture was recorded under, `NAME` (default: from a manifest.json beside it, or its messages)")
+	f.BoolVar(&opts.noCache, "no-cache", false, "calibrate afresh: neither read nor write the cache of fitted device models")
 	return cmd
 }
 
@@ -259,30 +262,26 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		return err
 	}
 
-	// 1. The real side: every event of the capture, for the diff and the calibration.
-	realSide, meta, err := loadSide(ctx, ios, opts.input)
+	// 1. The capture, read once: the real side (for the diff and the
+	// calibration) and the workload (the bios per process, replayed).
+	capt, err := loadCapture(ctx, ios, opts.input)
 	if err != nil {
 		return err
 	}
+	realSide, meta, w := capt.Real, capt.Meta, capt.Workload
 	weights, err := parseWeights(opts.weights, meta.Cgroups)
 	if err != nil {
 		return err
 	}
 	warnUnknownWeights(ios, opts.input, weights, realSide)
 
-	// 2. The workload: the capture's bios per process, streamed again at replay.
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return openInput(ctx, opts.input) })
-	if err != nil {
-		return fmt.Errorf("%s: %w", opts.input, err)
-	}
-
-	// 3. The device model.
-	dm, fitNote, err := deviceModel(opts, realSide.Requests, w.Dev)
+	// 2. The device model.
+	dm, fitNote, err := deviceModel(ios, opts, capt)
 	if err != nil {
 		return err
 	}
 
-	// 4. The scheduler and queue.
+	// 3. The scheduler and queue.
 	q, err := queueFor(sets, w.Dev)
 	if err != nil {
 		return err
@@ -299,14 +298,13 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		Mode:         mode,
 	}
 
-	// 5. Replay, keeping the prediction for the diff and, with -o, in Arrow.
+	// 4. Replay, keeping the prediction for the diff and, with -o, in Arrow.
 	pmeta := trace.Meta{Source: "replay", Kernel: kernel, Devices: []trace.Dev{w.Dev}, Cgroups: meta.Cgroups,
 		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "input": opts.input}}
 	for _, k := range slices.Sorted(maps.Keys(sets)) {
 		pmeta.Extra["set."+k] = sets[k]
 	}
 	pmeta.Extra["command"] = report.ShellQuote(replayCommand(opts, model, weights))
-	predSide := diff.NewSide(pmeta)
 	var ew *arrowfile.EventWriter
 	var ef *atomicFile
 	if opts.out != "" {
@@ -318,27 +316,23 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 			return err
 		}
 	}
+	var sink func(*trace.Event) error
+	if ew != nil {
+		sink = ew.Write
+	}
 	prog := newProgress(ios, "replay")
-	res, err := replay.Run(w, cfg, func(e *trace.Event) error {
-		predSide.Add(e)
-		prog.Add(1)
-		if ew != nil {
-			return ew.Write(e)
-		}
-		return nil
-	})
+	predSide, res, err := capt.Replay(cfg, pmeta, sink, func() { prog.Add(1) })
 	prog.Done()
 	if err != nil {
 		return fmt.Errorf("replaying %s through %s: %w", opts.input, model.name, err)
 	}
-	predSide.Finish()
 	if ew != nil {
 		if err := ew.Close(); err != nil {
 			return fmt.Errorf("writing %s: %w", opts.out, err)
 		}
 	}
 
-	// 6. The diff.
+	// 5. The diff.
 	idle, idleOff := diff.ThinkOptions(sets)
 	do := diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}
 	if err := whatIfOptions(ios, opts, realSide, model.name, kernel, weights, sets, &do); err != nil {
@@ -386,8 +380,29 @@ func loadSide(ctx context.Context, ios *IOStreams, name string) (*diff.Side, tra
 	return side, meta, nil
 }
 
-// deviceModel loads --device or calibrates from the capture's requests on dev.
-func deviceModel(opts *replayOptions, reqs []trace.Request, dev trace.Dev) (*device.Model, string, error) {
+// loadCapture reads an input once into a pipeline.Capture, with progress
+// and the reader's diagnostics on stderr.
+func loadCapture(ctx context.Context, ios *IOStreams, name string) (*pipeline.Capture, error) {
+	l := pipeline.NewLoader()
+	meta, diag, err := readInput(ctx, ios, name, "reading "+name, func(e *trace.Event) error {
+		l.Add(e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c, err := l.Finish(meta)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	warnIncomplete(ios, name, diag, countIncomplete(c.Real.Requests), uint64(len(c.Real.Requests)))
+	return c, nil
+}
+
+// deviceModel loads --device or calibrates from the capture's requests on
+// the workload's device, through the cache of fitted models unless
+// --no-cache (a cache that cannot be used is skipped with a note on stderr).
+func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture) (*device.Model, string, error) {
 	if opts.devicePath != "" {
 		f, err := os.Open(opts.devicePath)
 		if err != nil {
@@ -400,13 +415,31 @@ func deviceModel(opts *replayOptions, reqs []trace.Request, dev trace.Dev) (*dev
 		}
 		return m, fmt.Sprintf("%s from %s", m.Kind, opts.devicePath), nil
 	}
-	m, fit, err := device.Calibrate(onDevice(reqs, dev), device.CalibrateOptions{Seed: opts.seed})
+	var cache *pipeline.Cache
+	if !opts.noCache {
+		var err error
+		if cache, err = pipeline.DefaultCache(); err != nil {
+			fmt.Fprintf(ios.ErrOut, "tracesched: no cache of device models (%v); calibrating\n", err)
+			cache = nil
+		}
+	}
+	dev := c.Workload.Dev
+	copts := device.CalibrateOptions{Seed: opts.seed, NotRotational: pipeline.ManifestNotRotational(opts.input)}
+	cal, err := pipeline.Calibrate(c.DeviceRequests(), copts, cache)
 	if err != nil {
 		return nil, "", fmt.Errorf("calibrating a device model from %s (device %s): %w; give one with --device", opts.input, dev, err)
 	}
+	if cal.CacheErr != nil {
+		fmt.Fprintf(ios.ErrOut, "tracesched: the fitted device model was not cached: %v\n", cal.CacheErr)
+	}
+	fit := cal.Fit
 	opts.fit = fit
-	m.Coverage = device.CoverageOf(onDevice(reqs, dev))
-	return m, fmt.Sprintf("%s calibrated (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
+	cal.Model.Coverage = device.CoverageOf(c.DeviceRequests())
+	how := "calibrated"
+	if cal.Cached {
+		how = "calibrated earlier (cached)"
+	}
+	return cal.Model, fmt.Sprintf("%s %s (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, how, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
 }
 
 func queueText(q replay.Queue) string {

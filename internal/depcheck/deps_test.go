@@ -42,6 +42,9 @@ var policy = map[string][]string{
 	"internal/shared":  {},
 	"internal/fixture": {"trace", "parse/blktrace", "internal/shared"},
 	"cmd/tracesched":   {"*"},
+
+	// The replay's data flow, for the command, bench/ and the tests.
+	"internal/pipeline": {"trace", "replay", "device", "diff"},
 }
 
 // noArrow lists the packages (rules as in policy) that must not depend on

@@ -1,0 +1,227 @@
+package pipeline
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/tracesched/tracesched/device"
+	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/internal/fixture"
+	"github.com/tracesched/tracesched/parse/blktrace"
+	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/scheduler/bfq"
+	"github.com/tracesched/tracesched/trace"
+)
+
+func readFixture(t *testing.T, name string) *Capture {
+	t.Helper()
+	in, err := blktrace.Open(fixture.Path(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	c, err := Read(in, in.Meta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func saved(t *testing.T, m *device.Model) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := m.Save(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestCalibrateCache: a second calibration of the same requests comes from
+// the cache with the very model and figures of the first; an entry that
+// does not load (truncated, not JSON, another key, a model that fails
+// Validate) is refitted and replaced.
+func TestCalibrateCache(t *testing.T) {
+	c := readFixture(t, "fx-mqdl-rw-nocg")
+	reqs := c.DeviceRequests()
+	if len(reqs) == 0 {
+		t.Fatal("no requests on the workload's device")
+	}
+	cache := &Cache{Dir: t.TempDir(), Program: "test"}
+	opts := device.CalibrateOptions{Seed: 1}
+	fresh, err := Calibrate(reqs, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := Calibrate(reqs, opts, cache)
+	if err != nil || first.Cached || first.CacheErr != nil {
+		t.Fatalf("first calibration: cached %v, cache error %v, error %v", first != nil && first.Cached, first.CacheErr, err)
+	}
+	want := saved(t, fresh.Model)
+	if !bytes.Equal(saved(t, first.Model), want) {
+		t.Fatal("a calibration with a cache fits another model than one without")
+	}
+	again, err := Calibrate(reqs, opts, cache)
+	if err != nil || !again.Cached {
+		t.Fatalf("second calibration not from the cache (error %v)", err)
+	}
+	if !bytes.Equal(saved(t, again.Model), want) {
+		t.Error("the cached model differs from the fitted one")
+	}
+	if again.Fit.Kind != fresh.Fit.Kind || again.Fit.DemeritFraction != fresh.Fit.DemeritFraction ||
+		again.Fit.CV.DemeritFraction != fresh.Fit.CV.DemeritFraction || again.Fit.N != fresh.Fit.N {
+		t.Errorf("cached fit %+v, fitted %+v", again.Fit, fresh.Fit)
+	}
+
+	key := cache.Key(reqs, opts)
+	path := filepath.Join(cache.Dir, key+".json")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &Cache{Dir: cache.Dir, Program: "other"}
+	badModel := bytes.Replace(good, []byte(`"parallelism":`), []byte(`"parallelism":-`), 1)
+	if bytes.Equal(badModel, good) {
+		t.Fatal("test entry has no parallelism to break")
+	}
+	for name, b := range map[string][]byte{
+		"truncated":     good[:len(good)/2],
+		"not JSON":      []byte("\x00\x01garbage"),
+		"another key":   bytes.Replace(good, []byte(key), []byte(other.Key(reqs, opts)), 1),
+		"invalid model": badModel,
+	} {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := cache.Load(key); err == nil {
+			t.Errorf("%s: entry loaded", name)
+		}
+		cal, err := Calibrate(reqs, opts, cache)
+		if err != nil || cal.Cached || !bytes.Equal(saved(t, cal.Model), want) {
+			t.Errorf("%s: cached %v, error %v, same model %v", name, cal != nil && cal.Cached, err, cal != nil && bytes.Equal(saved(t, cal.Model), want))
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, good) {
+			t.Errorf("%s: the entry was not replaced by the refit", name)
+		}
+	}
+}
+
+// TestCacheKey: the key follows every input of the fit: the requests'
+// times, the options, the program.
+func TestCacheKey(t *testing.T) {
+	reqs := readFixture(t, "fx-bfq-4seqread").DeviceRequests()
+	c := &Cache{Program: "a"}
+	opts := device.CalibrateOptions{Seed: 1}
+	k := c.Key(reqs, opts)
+	if c.Key(reqs, opts) != k {
+		t.Fatal("key not deterministic")
+	}
+	moved := append([]trace.Request(nil), reqs...)
+	moved[len(moved)/2].Complete++
+	if c.Key(moved, opts) == k {
+		t.Error("a completion 1 ns later keeps the key")
+	}
+	if c.Key(reqs[1:], opts) == k {
+		t.Error("a request less keeps the key")
+	}
+	if c.Key(reqs, device.CalibrateOptions{Seed: 2}) == k {
+		t.Error("another seed keeps the key")
+	}
+	if c.Key(reqs, device.CalibrateOptions{Seed: 1, NotRotational: true}) == k {
+		t.Error("NotRotational keeps the key")
+	}
+	if (&Cache{Program: "b"}).Key(reqs, opts) == k {
+		t.Error("another program keeps the key")
+	}
+}
+
+// TestManifestNotRotational reads device.rotational from a manifest beside
+// the input.
+func TestManifestNotRotational(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "sda")
+	if ManifestNotRotational(in) {
+		t.Error("no manifest: not rotational")
+	}
+	for body, want := range map[string]bool{
+		`{"device": {"rotational": 0}}`: true,
+		`{"device": {"rotational": 1}}`: false,
+		`{"device": {}}`:                false,
+		`not json`:                      false,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := ManifestNotRotational(in); got != want {
+			t.Errorf("%s: %v, want %v", body, got, want)
+		}
+		if got := ManifestNotRotational(dir); got != want {
+			t.Errorf("%s (the directory as input): %v, want %v", body, got, want)
+		}
+	}
+}
+
+// TestReadOnceReplaysAsTwoReads: a capture read once by the pipeline
+// replays (through BFQ, with P/U, merges and messages) event for event as
+// the workload that reads the capture again (replay.NewWorkload) does, and
+// its real side holds what diff.Load reads.
+func TestReadOnceReplaysAsTwoReads(t *testing.T) {
+	for _, name := range []string{"fx-bfq-2cg-w100-900", "fx-mqdl-rw-nocg", "fx-bfq-4seqread"} {
+		t.Run(name, func(t *testing.T) {
+			path := fixture.Path(t, name)
+			c := readFixture(t, name)
+			in, err := blktrace.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			real, err := diff.Load(in, in.Meta())
+			in.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(real.Bios, c.Real.Bios) || !reflect.DeepEqual(real.Requests, c.Real.Requests) ||
+				!reflect.DeepEqual(real.Messages, c.Real.Messages) || real.Stats != c.Real.Stats {
+				t.Error("the real side differs from diff.Load's")
+			}
+			w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(path) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			cal, err := Calibrate(c.DeviceRequests(), device.CalibrateOptions{Seed: 1}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(w *replay.Workload) []trace.Event {
+				var evs []trace.Event
+				cfg := replay.Config{
+					NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return bfq.New(h, replay.Options{}) },
+					Device:       cal.Model.NewDevice(1),
+					Queue:        replay.Queue{Rotational: true},
+				}
+				if _, err := replay.Run(w, cfg, func(e *trace.Event) error { evs = append(evs, *e); return nil }); err != nil {
+					t.Fatal(err)
+				}
+				return evs
+			}
+			want, got := run(w), run(c.Workload)
+			if len(got) != len(want) {
+				t.Fatalf("%d events, want %d", len(got), len(want))
+			}
+			plugs := 0
+			for i := range want {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("event %d: %+v, want %+v", i, got[i], want[i])
+				}
+				if want[i].Action == trace.ActionPlug || want[i].Action == trace.ActionUnplugIO {
+					plugs++
+				}
+			}
+			if plugs == 0 {
+				t.Error("no P/U events replayed")
+			}
+			t.Logf("%d events, %d P/U", len(want), plugs)
+		})
+	}
+}

@@ -1,0 +1,368 @@
+package replay
+
+import (
+	"errors"
+	"io"
+	"sort"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Collector builds a Workload from one pass over a capture's events, for
+// callers that read the capture once for several purposes (the diff's real
+// side, the calibration and the workload): feed it every event with Add, in
+// the order a trace.EventReader returns them, then call Workload.
+//
+// It does what NewWorkload's scan and its streamed replay do together,
+// with one Rebuilder: it keeps the scan's counters for every device and
+// the bios of every device (as the replay would stream them: in Q order,
+// with the plug state of their process, each released once the Rebuilder
+// has finished it), compactly, until Workload picks the device replayed.
+// A Workload it returns streams its bios from memory, so it replays
+// exactly what NewWorkload's would (same records, same P/U flags, same
+// process names) without reading the capture again.
+type Collector struct {
+	rb     *trace.Rebuilder
+	devs   map[trace.Dev]*collectDev
+	comms  map[uint32]string
+	qIndex map[uint32]uint32 // Q events seen per process, every device
+	byKey  map[bioKey]*collectQ
+	names  nameTable
+	closed bool
+	// finished: the Rebuilder finished a bio since the FIFOs were last
+	// released (only then can a head be released).
+	finished bool
+}
+
+// collectDev is one device's scan counters and its bios.
+type collectDev struct {
+	dev      trace.Dev
+	issues   int
+	inflight int
+	depth    int
+	maxSect  uint32
+	bios     int
+	perPID   map[uint32]int
+	stats    *statsBuilder
+	fifo     []*collectQ // Q events not yet released, in capture order
+	head     int
+	lastQ    map[uint32]*collectQ
+	plug     map[uint32]bool
+	recs     recordStore // released bios
+}
+
+// collectQ is a Q event waiting for the Rebuilder to finish its bio.
+type collectQ struct {
+	rec     storedRecord
+	dev     trace.Dev
+	done    bool
+	plugged bool
+	plugEnd bool
+}
+
+// NewCollector returns an empty Collector with its own Rebuilder.
+func NewCollector() *Collector {
+	c := NewSharedCollector()
+	c.rb = trace.NewRebuilder(nil, c.OnBio)
+	return c
+}
+
+// NewSharedCollector returns an empty Collector that shares a Rebuilder
+// the caller feeds: for each event, call Before, then the Rebuilder's Add
+// (which must hand every bio it finishes to OnBio), then After; at the end
+// of the capture, close the Rebuilder before calling Workload. Add must not
+// be used.
+func NewSharedCollector() *Collector {
+	return &Collector{devs: map[trace.Dev]*collectDev{}, comms: map[uint32]string{},
+		qIndex: map[uint32]uint32{}, byKey: map[bioKey]*collectQ{}}
+}
+
+func (c *Collector) dev(d trace.Dev) *collectDev {
+	s := c.devs[d]
+	if s == nil {
+		s = &collectDev{dev: d, perPID: map[uint32]int{}, stats: newStatsBuilder(),
+			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}}
+		c.devs[d] = s
+	}
+	return s
+}
+
+// OnBio takes a bio the Rebuilder finished.
+func (c *Collector) OnBio(b *trace.Bio) {
+	s := c.dev(b.Dev)
+	s.bios++
+	s.perPID[b.PID]++
+	s.stats.addBio(b.PID, c.comms[b.PID], b.Cgroup, b.Bytes, b.Queue, b.Done)
+	k := bioKey{b.PID, b.Index}
+	q := c.byKey[k]
+	if q == nil || q.dev != b.Dev {
+		return
+	}
+	delete(c.byKey, k)
+	q.rec.issue, q.rec.done = b.Issue, b.Done
+	q.rec.cgroup = b.Cgroup
+	q.done = true
+	c.finished = true
+}
+
+// Add feeds the next event. Panics after Workload or on a shared
+// Collector.
+func (c *Collector) Add(e *trace.Event) {
+	if c.rb == nil {
+		panic("replay: Collector.Add on a shared Collector")
+	}
+	c.Before(e)
+	c.rb.Add(e)
+	c.After()
+}
+
+// Before takes the next event, before the Rebuilder does. Panics after
+// Workload.
+func (c *Collector) Before(e *trace.Event) {
+	if c.closed {
+		panic("replay: Collector event after Workload")
+	}
+	switch e.Action {
+	case trace.ActionProcess:
+		if e.Text != "" {
+			c.comms[e.PID] = e.Text
+		}
+	case trace.ActionQueue:
+		idx := c.qIndex[e.PID]
+		c.qIndex[e.PID] = idx + 1
+		if e.Comm != "" {
+			c.comms[e.PID] = e.Comm
+		}
+		s := c.dev(e.Dev)
+		q := &collectQ{dev: e.Dev, rec: storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup,
+			comm: c.names.id(c.comms[e.PID]), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
+			queue: e.Time, issue: trace.NoTime, done: trace.NoTime}}
+		q.plugged = s.plug[e.PID]
+		s.fifo = append(s.fifo, q)
+		c.byKey[bioKey{e.PID, idx}] = q
+		s.lastQ[e.PID] = q
+	case trace.ActionPlug:
+		s := c.dev(e.Dev)
+		s.plug[e.PID] = true
+		// P follows the G of the plug's first request.
+		if q := s.lastQ[e.PID]; q != nil && !q.plugEnd {
+			q.plugged = true
+		}
+	case trace.ActionUnplugIO, trace.ActionUnplugTimer:
+		s := c.dev(e.Dev)
+		if s.plug[e.PID] {
+			s.plug[e.PID] = false
+			if q := s.lastQ[e.PID]; q != nil && q.plugged {
+				q.plugEnd = true
+			}
+		}
+	case trace.ActionIssue:
+		s := c.dev(e.Dev)
+		s.issues++
+		s.inflight++
+		s.depth = max(s.depth, s.inflight)
+		s.maxSect = max(s.maxSect, uint32(e.Bytes>>9))
+	case trace.ActionComplete:
+		s := c.dev(e.Dev)
+		if s.inflight > 0 {
+			s.inflight--
+		}
+	}
+}
+
+// After releases what the Rebuilder finished with the event just taken.
+func (c *Collector) After() {
+	if c.finished {
+		c.finished = false
+		for _, s := range c.devs {
+			c.release(s, false)
+		}
+	}
+}
+
+// release moves the finished bios at the head of s's FIFO (every bio, at
+// the end of the capture) to its store, as the streamed replay hands them
+// over: the process name is the latest known when the bio is released.
+func (c *Collector) release(s *collectDev, eof bool) {
+	for s.head < len(s.fifo) {
+		q := s.fifo[s.head]
+		if !q.done && !eof {
+			return
+		}
+		s.fifo[s.head] = nil
+		s.head++
+		if s.head >= 1024 && s.head*2 >= len(s.fifo) {
+			n := copy(s.fifo, s.fifo[s.head:])
+			clear(s.fifo[n:])
+			s.fifo, s.head = s.fifo[:n], 0
+		}
+		if c.byKey[bioKey{q.rec.pid, q.rec.index}] == q {
+			delete(c.byKey, bioKey{q.rec.pid, q.rec.index})
+		}
+		r := q.rec
+		if q.plugged {
+			r.flags |= recPlugged
+		}
+		if q.plugEnd {
+			r.flags |= recPlugEnd
+		}
+		if c.names.name(r.comm) == "" {
+			r.comm = c.names.id(c.comms[r.pid])
+		}
+		s.recs.add(r)
+	}
+	if s.head == len(s.fifo) && s.head > 0 {
+		clear(s.fifo)
+		s.fifo, s.head = s.fifo[:0], 0
+	}
+}
+
+// Workload closes the Rebuilder (a shared one must be closed already) and
+// returns the workload of the device with the most D events, as
+// NewWorkload does. The Collector takes no more events afterwards.
+func (c *Collector) Workload() (*Workload, error) {
+	if !c.closed {
+		c.closed = true
+		if c.rb != nil {
+			c.rb.Close()
+		}
+		for _, s := range c.devs {
+			c.release(s, true)
+		}
+	}
+	keys := make([]trace.Dev, 0, len(c.devs))
+	for d := range c.devs {
+		keys = append(keys, d)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	var best trace.Dev
+	found := false
+	for _, d := range keys {
+		if !found || c.devs[d].issues > c.devs[best].issues {
+			best, found = d, true
+		}
+	}
+	if !found || c.devs[best].bios == 0 {
+		return nil, errors.New("capture has no bios to replay")
+	}
+	s := c.devs[best]
+	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: s.perPID}
+	s.stats.finish(w)
+	for i := range w.Processes {
+		if w.Processes[i].Comm == "" {
+			w.Processes[i].Comm = c.comms[w.Processes[i].PID]
+		}
+	}
+	recs, names := &s.recs, &c.names
+	w.open = func() (recordSource, error) {
+		return &storeSource{recs: recs, names: names, inf: newInferrer()}, nil
+	}
+	// The other devices' bios are not replayed.
+	for d, o := range c.devs {
+		if d != best {
+			o.recs = recordStore{}
+		}
+	}
+	return w, nil
+}
+
+// storedRecord is a Record as the Collector keeps it: no pointers, the
+// process name as an index into a table.
+type storedRecord struct {
+	sector uint64
+	cgroup uint64
+	queue  trace.Time
+	issue  trace.Time
+	done   trace.Time
+	pid    uint32
+	index  uint32
+	bytes  uint32
+	comm   uint32
+	cat    trace.Category
+	flags  uint8
+}
+
+const (
+	recPlugged = 1 << iota
+	recPlugEnd
+)
+
+// recordStore holds records in fixed chunks, so that it grows without
+// copying and holds no pointers for the collector to scan.
+type recordStore struct {
+	chunks [][]storedRecord
+	n      int
+}
+
+const storeChunk = 1 << 14
+
+func (s *recordStore) add(r storedRecord) {
+	if s.n%storeChunk == 0 {
+		s.chunks = append(s.chunks, make([]storedRecord, 0, storeChunk))
+	}
+	ch := &s.chunks[len(s.chunks)-1]
+	*ch = append(*ch, r)
+	s.n++
+}
+
+func (s *recordStore) at(i int) *storedRecord { return &s.chunks[i/storeChunk][i%storeChunk] }
+
+// nameTable interns process names: id 0 is "".
+type nameTable struct {
+	ids   map[string]uint32
+	names []string
+}
+
+func (t *nameTable) id(s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	if id, ok := t.ids[s]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = map[string]uint32{}
+		t.names = []string{""}
+	}
+	id := uint32(len(t.names))
+	t.ids[s] = id
+	t.names = append(t.names, s)
+	return id
+}
+
+func (t *nameTable) name(id uint32) string {
+	if id == 0 {
+		return ""
+	}
+	return t.names[id]
+}
+
+// storeSource streams a Collector's records; each run gets fresh Records
+// (the engine keeps its state in them), allocated in blocks.
+type storeSource struct {
+	recs  *recordStore
+	names *nameTable
+	i     int
+	block []Record
+	inf   *inferrer
+}
+
+func (s *storeSource) next() (*Record, error) {
+	if s.i >= s.recs.n {
+		return nil, io.EOF
+	}
+	if len(s.block) == 0 {
+		s.block = make([]Record, min(1024, s.recs.n-s.i))
+	}
+	sr := s.recs.at(s.i)
+	s.i++
+	r := &s.block[0]
+	s.block = s.block[1:]
+	*r = Record{PID: sr.pid, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
+		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
+		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0}
+	s.inf.infer(r)
+	return r, nil
+}
+
+func (s *storeSource) close() {}
