@@ -30,6 +30,8 @@ var policy = map[string][]string{
 	"device":           {"replay", "trace"},
 	"diff":             {"trace"},
 	"synth":            {"trace"},
+	"manifest":         {"trace"},
+	"record":           {"manifest", "trace"},
 	"tui":              {"diff", "trace", "tui/*", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
 	"internal/shared":  {},
 	"internal/fixture": {"trace", "parse/blktrace", "internal/shared"},
