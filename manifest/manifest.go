@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -219,6 +220,11 @@ func Load(path string) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	for _, d := range append([]*Device{&m.Device}, ptrs(m.Devices)...) {
+		if d.Name == "" && d.Path != "" {
+			d.Name = filepath.Base(d.Path) // the rig names the device by its /dev path only
+		}
+	}
 	return &m, nil
 }
 
@@ -274,6 +280,11 @@ func Write(path string, m *Manifest) error {
 	b = append(b, '\n')
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".manifest-*.json")
 	if err != nil {
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
 		return err
 	}
 	if _, err := tmp.Write(b); err != nil {
@@ -406,4 +417,22 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Encode writes m as indented JSON.
+func Encode(w io.Writer, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func ptrs(ds []Device) []*Device {
+	out := make([]*Device, len(ds))
+	for i := range ds {
+		out[i] = &ds[i]
+	}
+	return out
 }

@@ -203,9 +203,9 @@ func Run(o Options) (*manifest.Manifest, error) {
 		return nil, err
 	}
 	rec.Settings = map[string]string{}
-	for _, k := range []string{"current_tracer", "trace_clock", "buffer_size_kb", "tracing_on"} {
+	for _, k := range []string{"current_tracer", "trace_clock", "buffer_size_kb"} {
 		v, _ := tfs.Read(k)
-		rec.Settings[k] = v
+		rec.Settings[k] = bracketed(v)
 	}
 	for _, op := range recordOptions {
 		v, _ := tfs.Read("options/" + op)
@@ -516,6 +516,9 @@ func Run(o Options) (*manifest.Manifest, error) {
 		p := procs[pid]
 		for _, td := range sp.order {
 			p.Queued += int(td.counts.queuedByPID[pid])
+		}
+		if p.Queued == 0 {
+			continue // seen only on completions or messages: whoever was current then
 		}
 		m.Processes = append(m.Processes, p)
 	}

@@ -11,5 +11,7 @@ func subcommands(ios *IOStreams) []*cobra.Command {
 		newReplayCmd(ios),
 		newDiffCmd(ios),
 		newTUICmd(ios),
+		newRecordCmd(ios),
+		newManifestCmd(ios),
 	}
 }

@@ -12,6 +12,7 @@ type diffOptions struct {
 	json       bool
 	tui        bool
 	weights    []string
+	mf         manifestFlags
 }
 
 func newDiffCmd(ios *IOStreams) *cobra.Command {
@@ -39,7 +40,8 @@ a capture against a replay's -o output, two replays, or two captures.`,
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&opts.tui, "tui", false, "open the terminal inspector on the result")
-	cmd.Flags().StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W` to report beside its shares (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W` to report beside its shares (repeatable; default: REAL's manifest)")
+	opts.mf.register(cmd.Flags())
 	return cmd
 }
 
@@ -52,10 +54,17 @@ func diffRun(ios *IOStreams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
+	mctx, err := opts.mf.load(opts.real)
+	if err != nil {
+		return err
+	}
+	meta.Cgroups = mctx.cgroupPaths(meta.Cgroups)
 	weights, err := parseWeights(opts.weights, meta.Cgroups)
 	if err != nil {
 		return err
 	}
+	weights, _ = mctx.replayWeights(weights)
+	warnIncomplete(ios.ErrOut, mctx)
 	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights})
 	switch {
 	case opts.json:

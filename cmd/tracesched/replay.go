@@ -33,6 +33,8 @@ type replayOptions struct {
 	listFeatures bool
 	seed         uint64
 	hz           int
+	mf           manifestFlags
+	schedFrom    string
 }
 
 func newReplayCmd(ios *IOStreams) *cobra.Command {
@@ -71,8 +73,12 @@ by path when the capture names paths.`,
 			return exactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.schedFrom = "--sched"
+			if opts.sched == "" && len(args) == 1 && !opts.listFeatures {
+				opts.sched, opts.schedFrom = recordedSched(&opts.mf, args[0]), "manifest"
+			}
 			if opts.sched == "" {
-				return usagef("replay needs --sched none|mq-deadline|bfq|cfq")
+				return usagef("replay needs --sched none|mq-deadline|bfq|cfq (or a manifest beside INPUT that names one of them)")
 			}
 			model, err := findSched(opts.sched)
 			if err != nil {
@@ -103,6 +109,7 @@ by path when the capture names paths.`,
 	f.BoolVar(&opts.listFeatures, "list-features", false, "list the scheduler's historical features and kernel presets")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the device model's random draws")
 	f.IntVar(&opts.hz, "hz", 250, "the kernel's tick rate, where a model counts jiffies")
+	opts.mf.register(f)
 	return cmd
 }
 
@@ -239,6 +246,11 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	if err != nil {
 		return usagef("invalid value for --mode: %v", err)
 	}
+	mctx, err := opts.mf.load(opts.input)
+	if err != nil {
+		return err
+	}
+	sets, setSrc, setNotes := mctx.replaySets(model, sets, opts.hz)
 	if opts.kernel != "" && len(model.kernels) == 0 {
 		return usagef("--kernel: the %s model has no kernel presets", model.name)
 	}
@@ -252,10 +264,13 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	if err != nil {
 		return err
 	}
+	meta.Cgroups = mctx.cgroupPaths(meta.Cgroups)
 	weights, err := parseWeights(opts.weights, meta.Cgroups)
 	if err != nil {
 		return err
 	}
+	weights, wSrc := mctx.replayWeights(weights)
+	reportSources(ios.ErrOut, mctx, opts.schedFrom, model.name, append(setSrc, wSrc...), setNotes)
 
 	// 2. The workload: the capture's bios per process, streamed again at replay.
 	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return openInput(opts.input) })

@@ -17,6 +17,7 @@ type statsOptions struct {
 	json  bool
 	by    string
 	btt   bool
+	mf    manifestFlags
 }
 
 func newStatsCmd(ios *IOStreams) *cobra.Command {
@@ -45,6 +46,7 @@ pass; --btt counts latencies the way btt does, for comparison with its reports.`
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
 	cmd.Flags().StringVar(&opts.by, "by", "", "break the summary down by `process|cgroup|device`")
 	cmd.Flags().BoolVar(&opts.btt, "btt", false, "count latencies as btt does")
+	opts.mf.register(cmd.Flags())
 	return cmd
 }
 
@@ -69,16 +71,26 @@ func summarize(ios *IOStreams, name string, btt bool) (trace.Summary, trace.Meta
 }
 
 func statsRun(ios *IOStreams, opts *statsOptions) error {
+	mctx, err := opts.mf.load(opts.input)
+	if err != nil {
+		return err
+	}
 	res, meta, err := summarize(ios, opts.input, opts.btt)
 	if err != nil {
 		return err
 	}
+	fillCgroupPaths(&res, mctx)
+	warnIncomplete(ios.ErrOut, mctx)
 	if opts.json {
 		enc := json.NewEncoder(ios.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return writeStatsText(ios.Out, &res, meta, opts.by)
+	if err := writeStatsText(ios.Out, &res, meta, opts.by); err != nil {
+		return err
+	}
+	writeContext(ios.Out, mctx)
+	return nil
 }
 
 // writeStatsText renders a Summary for people.
