@@ -171,6 +171,8 @@ type Recording struct {
 	Mechanism string `json:"mechanism"`
 	// Settings are the tracefs and per-device settings in force, read back.
 	Settings map[string]string `json:"settings,omitempty"`
+	// TracefsBefore are the tracefs settings as found (and restored).
+	TracefsBefore map[string]string `json:"tracefs_before,omitempty"`
 	// DeviceFilters are /sys/block/DEV/trace/* per device, read back after
 	// being set, and as found before.
 	DeviceFilters map[string]map[string]string `json:"device_filters,omitempty"`

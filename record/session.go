@@ -33,7 +33,8 @@ type Options struct {
 	// CommandIO are the command's standard streams.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	Force          bool // reset a device trace found enabled instead of refusing
+	Force          bool          // reset a device trace found enabled instead of refusing
+	Wait           time.Duration // wait this long for another recorder to finish (0: refuse at once)
 	// Log receives progress and warnings (stderr).
 	Log io.Writer
 	// Signals interrupt the recording (SIGINT, SIGTERM); the first stops
@@ -104,7 +105,7 @@ func Run(o Options) (*manifest.Manifest, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	lk, err := lock()
+	lk, err := lock(o.Wait, o.Signals, o.logf)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +170,11 @@ func Run(o Options) (*manifest.Manifest, error) {
 	rec := &manifest.Recording{Mechanism: "ftrace blk tracer (current_tracer=blk, /sys/block/DEV/trace/enable=1), trace_options bin+context-info, read from " + tfs.Dir + "/trace_pipe, 16-byte ftrace header stripped, split per CPU, sequence numbers and PROCESS/TIMESTAMP notes synthesized",
 		NoCgroup: o.NoCgroup, DeviceFilters: map[string]map[string]string{}}
 	m.Recording = rec
+	rec.TracefsBefore = map[string]string{"tracing_on": saved.tracingOn, "current_tracer": saved.tracer,
+		"trace_clock": saved.clock, "buffer_size_kb": strconv.Itoa(saved.bufferKB)}
+	for k, v := range saved.options {
+		rec.TracefsBefore["options/"+k] = v
+	}
 	restored := false
 	restore := func() {
 		if restored {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Tracefs is the kernel's tracing file system (/sys/kernel/tracing).
@@ -261,8 +262,9 @@ func contains(list []string, s string) bool {
 // (../shared/rig/capture.sh): one recorder at a time on a machine.
 const lockFile = "/tmp/rig/.trace.lock"
 
-// lock takes lockFile without waiting.
-func lock() (*os.File, error) {
+// lock takes lockFile, waiting at most wait (polling) unless a signal
+// comes first.
+func lock(wait time.Duration, sigs <-chan os.Signal, logf func(string, ...any)) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(lockFile), 0o755); err != nil {
 		return nil, err
 	}
@@ -270,9 +272,30 @@ func lock() (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("another recorder holds %s (a capture script or tracesched record is running)", lockFile)
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		return f, nil
 	}
-	return f, nil
+	busy := fmt.Errorf("another recorder holds %s (a capture script or tracesched record is running; --wait waits for it)", lockFile)
+	if wait <= 0 {
+		f.Close()
+		return nil, busy
+	}
+	logf("waiting for %s (another recorder is running)", lockFile)
+	// A blocking flock is woken as soon as the holder lets go (polling
+	// loses the race to the rig's own blocking waiters). On timeout or a
+	// signal the process gives up; the goroutine ends with it.
+	got := make(chan error, 1)
+	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	case sig := <-sigs:
+		return nil, fmt.Errorf("%s while waiting for %s: nothing recorded", sig, lockFile)
+	case <-time.After(wait):
+		return nil, busy
+	}
 }

@@ -26,6 +26,7 @@ type recordOptions struct {
 	drain    string
 	via      string
 	force    bool
+	wait     time.Duration
 }
 
 func newRecordCmd(ios *IOStreams) *cobra.Command {
@@ -87,6 +88,7 @@ DEVICE's /sys/block/DEV/trace; nothing else.`,
 	f.BoolVar(&opts.noNotify, "no-messages", false, "no scheduler messages (trace/act_mask without notify)")
 	f.StringVar(&opts.drain, "drain", "live", "`live`: read the ring buffer while tracing; after: only once tracing stopped (nothing competes with the workload, the buffer must hold it all)")
 	f.StringVar(&opts.via, "via", "ftrace", "`ftrace` (tracefs); blktrace (relay files) is not supported yet")
+	f.DurationVar(&opts.wait, "wait", 0, "wait up to `D` for another recorder (holding /tmp/rig/.trace.lock) to finish")
 	f.BoolVar(&opts.force, "force", false, "reset a device trace found enabled (left by a killed recorder) instead of refusing")
 	return cmd
 }
@@ -154,7 +156,7 @@ func recordRun(ios *IOStreams, opts *recordOptions, devs, command []string) erro
 	_, err = record.Run(record.Options{
 		Devices: devs, Dir: opts.out, Duration: opts.duration, MaxSize: maxSize, BufferKB: int(buf >> 10),
 		NoCgroup: opts.noCgroup, NoNotify: opts.noNotify, Drain: opts.drain, Command: command,
-		Stdin: ios.In, Stdout: ios.Out, Stderr: ios.ErrOut, Force: opts.force, Log: ios.ErrOut,
+		Stdin: ios.In, Stdout: ios.Out, Stderr: ios.ErrOut, Force: opts.force, Wait: opts.wait, Log: ios.ErrOut,
 		Signals: sigs, Argv: argv,
 	})
 	return err
