@@ -527,3 +527,60 @@ func waitManifest(t *testing.T, dir string) bool {
 	}
 	return false
 }
+
+// A --no-cgroup capture is read by the distribution's blkparse (Debian's
+// 1.2.0 has no cgroup support): no errors, and its completed reads are the
+// kernel's read_ios.
+func TestRecordNoCgroupBlkparse(t *testing.T) {
+	needRoot(t)
+	needFio(t)
+	bp, err := exec.LookPath("blkparse")
+	if err != nil {
+		t.Skip("no blkparse (apt-get install blktrace)")
+	}
+	tracefsMounted(t)
+	r := newRig(t, map[string]int{"a": 300})
+	dir := filepath.Join(t.TempDir(), "cap")
+	_, errOut, code := run(t, "record", "--wait", "4m", "--no-cgroup", r.dev, "-o", dir, "--", "fio", "--output=/dev/null", writeJob(t, r, "500ms"))
+	if code != exitOK && strings.Contains(errOut, "another recorder holds") {
+		t.Skip("another recorder held the tracefs lock for 4 minutes")
+	}
+	if code != exitOK {
+		t.Fatalf("record --no-cgroup: exit %d: %s", code, errOut)
+	}
+	m, err := manifest.Load(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bp, "-i", r.name)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("blkparse: %v: %s", err, stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("blkparse complains: %s", firstLines(stderr.String(), 5))
+	}
+	var completed int64 = -1
+	for _, l := range strings.Split(string(out), "\n") {
+		if i := strings.Index(l, "Reads Completed:"); i >= 0 && strings.HasPrefix(strings.TrimSpace(l), "Reads Completed:") {
+			f := strings.Fields(strings.TrimSuffix(strings.Fields(l[i+len("Reads Completed:"):])[0], ","))
+			completed, _ = strconv.ParseInt(strings.TrimSuffix(f[0], ","), 10, 64)
+		}
+	}
+	kernel := m.DeviceStatDelta["read_ios"]
+	if completed != kernel || kernel == 0 {
+		t.Errorf("blkparse: %d reads completed; the kernel's read_ios delta is %d", completed, kernel)
+	}
+	t.Logf("blkparse %s: %d reads completed, kernel read_ios %d", bp, completed, kernel)
+}
+
+func firstLines(s string, n int) string {
+	l := strings.SplitN(s, "\n", n+1)
+	if len(l) > n {
+		l = l[:n]
+	}
+	return strings.Join(l, "\n")
+}
