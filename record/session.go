@@ -419,10 +419,9 @@ func Run(o Options) (*manifest.Manifest, error) {
 		lost.Dropped += st["dropped events"]
 	}
 	lost.InBandMarkers, lost.InBandEvents, lost.JunkBytes = sp.lostMarkers, sp.lostEvents, sp.junk
-	lost.TotalLostKnown = lost.Overrun + lost.Dropped + lost.InBandEvents
-	if lost.InBandMarkers > 0 && lost.InBandEvents == 0 && lost.TotalLostKnown == 0 {
-		lost.TotalLostKnown = lost.InBandMarkers // a marker without a count: at least one each
-	}
+	// The in-band markers report the overruns the reader met: the same
+	// events as the stats' overrun count, not more.
+	lost.TotalLostKnown = max(lost.Overrun+lost.Dropped, lost.InBandEvents, lost.InBandMarkers)
 	rec.Lost = lost
 	rec.Records = sp.records
 	rec.Bytes = sp.written
