@@ -72,7 +72,7 @@ func (o *Options) logf(format string, args ...any) {
 // returns the manifest. It leaves tracefs as it found it on every path
 // out (error, signal, full disk). The error is ErrPartial (wrapped) when
 // the capture was written but is partial.
-func Run(o Options) (*manifest.Manifest, error) {
+func Run(o Options) (_ *manifest.Manifest, err error) {
 	sys := manifest.System{Root: "/"}
 	if o.BufferKB == 0 {
 		o.BufferKB = 65536
@@ -161,6 +161,17 @@ func Run(o Options) (*manifest.Manifest, error) {
 	if err := manifest.Write(mpath, m); err != nil {
 		return nil, err
 	}
+	final := false
+	defer func() {
+		// A failure after this point leaves a manifest that says so (this
+		// runs after tracefs was restored).
+		if !final && err != nil {
+			m.IncompleteReasons = []string{"recording failed: " + err.Error()}
+			if werr := manifest.Write(mpath, m); werr != nil {
+				o.logf("WARNING: %v", werr)
+			}
+		}
+	}()
 
 	// tracefs: save, then set up; restore on every way out.
 	saved, err := tfs.save()
@@ -570,6 +581,7 @@ func Run(o Options) (*manifest.Manifest, error) {
 	complete := len(reasons) == 0
 	m.Complete = &complete
 	m.IncompleteReasons = reasons
+	final = true
 	if err := manifest.Write(mpath, m); err != nil {
 		return m, err
 	}
