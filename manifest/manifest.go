@@ -438,3 +438,48 @@ func ptrs(ds []Device) []*Device {
 	}
 	return out
 }
+
+// Reserve pads the manifest at path with spaces to n bytes, so that a later
+// WriteInPlace finds room on a disk that has filled up meanwhile.
+func Reserve(path string, n int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() < n {
+		_, err = f.Write([]byte(strings.Repeat(" ", int(n-fi.Size()))))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// WriteInPlace overwrites the manifest at path within its present size
+// (padding with spaces, which JSON readers skip): the way to store it when
+// the disk is full. It fails when m does not fit.
+func WriteInPlace(path string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if int64(len(b)) > fi.Size() {
+		return fmt.Errorf("%s: %d bytes of manifest do not fit the %d reserved", path, len(b), fi.Size())
+	}
+	b = append(b, []byte(strings.Repeat(" ", int(fi.Size())-len(b)))...)
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return f.Close()
+}

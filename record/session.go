@@ -161,13 +161,17 @@ func Run(o Options) (_ *manifest.Manifest, err error) {
 	if err := manifest.Write(mpath, m); err != nil {
 		return nil, err
 	}
+	// Room for the final manifest, should the trace fill the disk.
+	if err := manifest.Reserve(mpath, 256<<10); err != nil {
+		return nil, err
+	}
 	final := false
 	defer func() {
 		// A failure after this point leaves a manifest that says so (this
 		// runs after tracefs was restored).
 		if !final && err != nil {
 			m.IncompleteReasons = []string{"recording failed: " + err.Error()}
-			if werr := manifest.Write(mpath, m); werr != nil {
+			if werr := writeManifest(mpath, m); werr != nil {
 				o.logf("WARNING: %v", werr)
 			}
 		}
@@ -369,6 +373,7 @@ func Run(o Options) (_ *manifest.Manifest, err error) {
 			cgPost[id] = sys.CgroupCounters(hier, p, devs[0].snap.MajorMinor)
 		}
 	}
+	stoppedCmd := cmdRunning
 	if cmdRunning {
 		if interrupted {
 			if sig, ok := lastSignal(rec.Stop); ok {
@@ -388,7 +393,10 @@ func Run(o Options) (_ *manifest.Manifest, err error) {
 	if cmd != nil {
 		rc := cmd.ProcessState.ExitCode()
 		rec.CommandRC = &rc
-		if cmdErr != nil && rc != 0 && !interrupted {
+		switch {
+		case stoppedCmd:
+			notes = append(notes, fmt.Sprintf("the command was still running when recording stopped (%s): signalled, exit status %d", rec.Stop, rc))
+		case cmdErr != nil && rc != 0:
 			notes = append(notes, fmt.Sprintf("the command exited with status %d", rc))
 		}
 	}
@@ -415,11 +423,19 @@ func Run(o Options) (_ *manifest.Manifest, err error) {
 	stats := tfs.perCPUStats()
 	syscall.Close(pipe)
 	restore()
-	if err := sp.finish(); err != nil {
+	// After a write error the files' last writes fail the same way: say it once.
+	if err := sp.finish(); err != nil && pump.err == nil {
 		reasons = append(reasons, err.Error())
 	}
-	if err := sp.close(); err != nil {
+	if err := sp.close(); err != nil && pump.err == nil {
 		reasons = append(reasons, err.Error())
+	}
+	if len(reasons) > 0 {
+		if n, err := sp.trimTorn(); err != nil {
+			notes = append(notes, "trimming torn records: "+err.Error())
+		} else if n > 0 {
+			notes = append(notes, fmt.Sprintf("cut %d bytes of records torn by the write error", n))
+		}
 	}
 
 	// What was lost.
@@ -582,17 +598,30 @@ func Run(o Options) (_ *manifest.Manifest, err error) {
 	m.Complete = &complete
 	m.IncompleteReasons = reasons
 	final = true
-	if err := manifest.Write(mpath, m); err != nil {
+	if err := writeManifest(mpath, m); err != nil {
 		return m, err
 	}
 	o.logf("%d records (%.1f MiB) from %s in %.2f s; %s", sp.records, float64(sp.written)/(1<<20), names(devs), rec.DurationS, verdict(m))
 	if !complete {
 		return m, fmt.Errorf("%w: %s", ErrPartial, strings.Join(reasons, "; "))
 	}
-	if cmd != nil && rec.CommandRC != nil && *rec.CommandRC != 0 {
+	if cmd != nil && !stoppedCmd && rec.CommandRC != nil && *rec.CommandRC != 0 {
 		return m, fmt.Errorf("the command exited with status %d (the capture is complete)", *rec.CommandRC)
 	}
 	return m, nil
+}
+
+// writeManifest stores m atomically, else (a full disk) over the space
+// reserved at the start.
+func writeManifest(path string, m *manifest.Manifest) error {
+	err := manifest.Write(path, m)
+	if err == nil {
+		return nil
+	}
+	if ierr := manifest.WriteInPlace(path, m); ierr != nil {
+		return fmt.Errorf("%v; in place: %v", err, ierr)
+	}
+	return nil
 }
 
 func incompleteFromCheck(c *manifest.Completeness) []string {

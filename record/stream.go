@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -427,4 +428,53 @@ func (s *splitter) close() error {
 		}
 	}
 	return first
+}
+
+// trimTorn cuts each file after its last whole record: a write error (a
+// full disk) can leave half a record at the end, which readers take for a
+// damaged trace. It returns the bytes cut.
+func (s *splitter) trimTorn() (int64, error) {
+	var cut int64
+	for _, d := range s.order {
+		for _, f := range d.files {
+			n, err := trimFile(f.path)
+			if err != nil {
+				return cut, err
+			}
+			cut += n
+		}
+	}
+	return cut, nil
+}
+
+func trimFile(path string) (int64, error) {
+	fh, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return 0, err
+	}
+	r := bufio.NewReaderSize(fh, 1<<20)
+	var off int64
+	var hdr [bitLen]byte
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			break
+		}
+		if binary.LittleEndian.Uint32(hdr[:]) != magicV7 {
+			break
+		}
+		n := int64(binary.LittleEndian.Uint16(hdr[46:]))
+		if _, err := r.Discard(int(n)); err != nil {
+			break
+		}
+		off += bitLen + n
+	}
+	if off == fi.Size() {
+		return 0, nil
+	}
+	return fi.Size() - off, fh.Truncate(off)
 }

@@ -584,3 +584,43 @@ func firstLines(s string, n int) string {
 	}
 	return strings.Join(l, "\n")
 }
+
+// A full disk mid-recording: the capture stops, tracefs is restored and the
+// manifest (written where there is room again) marks it partial.
+func TestRecordFullDisk(t *testing.T) {
+	needRoot(t)
+	needFio(t)
+	tracefsMounted(t)
+	r := newRig(t, map[string]int{"a": 100})
+	mnt := t.TempDir()
+	// 1 MiB of room: a second of saturating random reads with BFQ messages
+	// writes tens of MiB.
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a small tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	dir := filepath.Join(mnt, "cap")
+	_, errOut, code := run(t, "record", "--wait", "4m", r.dev, "-o", dir, "--", "fio", "--output=/dev/null", writeJob(t, r, "3s"))
+	if code != exitOK && strings.Contains(errOut, "another recorder holds") {
+		t.Skip("another recorder held the tracefs lock for 4 minutes")
+	}
+	if code != exitError {
+		t.Fatalf("record on a full disk: exit %d, want 1: %s", code, errOut)
+	}
+	m, err := manifest.Load(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatalf("no readable manifest after a full disk: %v (stderr %s)", err, errOut)
+	}
+	checkRestored(t, m, r)
+	if m.Complete == nil || *m.Complete || !strings.Contains(strings.Join(m.IncompleteReasons, " "), "no space left on device") {
+		t.Errorf("manifest: complete %v, reasons %v; want partial with the write error", m.Complete, m.IncompleteReasons)
+	}
+	if m.Recording.Stop != "error" || m.Recording.DurationS > 2.5 {
+		t.Errorf("stop %q after %.2f s; want an early stop on the error", m.Recording.Stop, m.Recording.DurationS)
+	}
+	// What was written reads: torn records at the ends were cut.
+	if _, errOut, code := run(t, "stats", dir); code != exitOK {
+		t.Errorf("stats on the full-disk capture: exit %d: %s", code, errOut)
+	}
+	t.Logf("full disk: stopped after %.2f s: %v; %v", m.Recording.DurationS, m.IncompleteReasons, m.Recording.Notes)
+}
