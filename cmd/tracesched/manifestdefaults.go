@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -48,7 +50,7 @@ func (f *manifestFlags) load(input string) (*captureContext, error) {
 		p = manifest.Beside(input)
 	}
 	if p == "" {
-		return nil, nil
+		return embeddedManifest(input), nil
 	}
 	m, err := manifest.Load(p)
 	if err != nil {
@@ -56,6 +58,35 @@ func (f *manifestFlags) load(input string) (*captureContext, error) {
 	}
 	name := strings.SplitN(filepath.Base(input), ".blktrace.", 2)[0]
 	return &captureContext{path: p, given: f.path != "", m: m, dev: m.DeviceFor(name, 0)}, nil
+}
+
+// embeddedManifest returns the manifest `convert` stored in an Arrow
+// file's metadata, or nil.
+func embeddedManifest(input string) *captureContext {
+	f, err := os.Open(input)
+	if err != nil {
+		return nil
+	}
+	head := make([]byte, len(arrowMagic))
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	if err != nil || !bytes.Equal(head, arrowMagic) {
+		return nil
+	}
+	src, err := openInput(input)
+	if err != nil {
+		return nil
+	}
+	defer src.Close()
+	js := src.Meta().Extra["manifest"]
+	if js == "" {
+		return nil
+	}
+	var m manifest.Manifest
+	if json.Unmarshal([]byte(js), &m) != nil {
+		return nil
+	}
+	return &captureContext{path: input + " (manifest stored by convert)", m: &m, dev: m.DeviceFor("", 0)}
 }
 
 // scheduler returns the recorded scheduler when a model of it exists.
