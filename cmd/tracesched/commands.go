@@ -13,5 +13,7 @@ func subcommands(ios *IOStreams) []*cobra.Command {
 		newDiffCmd(ios),
 		newReportCmd(ios),
 		newTUICmd(ios),
+		newRecordCmd(ios),
+		newManifestCmd(ios),
 	}
 }

@@ -20,6 +20,7 @@ type convertOptions struct {
 	inputs []string
 	out    string
 	events string
+	mf     manifestFlags
 }
 
 func newConvertCmd(ios *IOStreams) *cobra.Command {
@@ -52,6 +53,7 @@ left behind on failure.`,
 	}
 	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "request stream `FILE` (Arrow IPC, zstd)")
 	cmd.Flags().StringVar(&opts.events, "events", "", "also write every event to `FILE` (Arrow IPC, zstd)")
+	opts.mf.register(cmd.Flags())
 	return cmd
 }
 
@@ -142,6 +144,11 @@ func convertRun(ctx context.Context, ios *IOStreams, opts *convertOptions) (err 
 		}
 	}
 	meta := src.Meta()
+	if mctx, err := opts.mf.load(opts.inputs[0]); err != nil {
+		return err
+	} else {
+		meta = mctx.manifestExtra(meta)
+	}
 	reqW.SetMeta(meta)
 	if err := reqW.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", opts.out, err)

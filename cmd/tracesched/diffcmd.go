@@ -15,6 +15,7 @@ type diffOptions struct {
 	weights    []string
 	mapMode    string   // --map: "", auto or none
 	mapPIDs    []string // --map-pid REAL=PREDICTED
+	mf         manifestFlags
 }
 
 func newDiffCmd(ios *IOStreams) *cobra.Command {
@@ -48,7 +49,8 @@ a capture against a replay's -o output, two replays, or two captures.`,
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&opts.tui, "tui", false, "open the terminal inspector on the result")
-	cmd.Flags().StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W` to report beside its shares (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W` to report beside its shares (repeatable; default: REAL's manifest)")
+	opts.mf.register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.mapMode, "map", "", "pair the processes of two runs: `auto` (command name and start order, cgroups by path) or none (default: auto when the traces share no bio)")
 	cmd.Flags().StringArrayVar(&opts.mapPIDs, "map-pid", nil, "pair process `REAL=PREDICTED` (pids; repeatable; implies --map none for the others)")
 	return cmd
@@ -63,6 +65,11 @@ func diffRun(ctx context.Context, ios *IOStreams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
+	mctx, err := opts.mf.load(opts.real)
+	if err != nil {
+		return err
+	}
+	meta.Cgroups = mctx.cgroupPaths(meta.Cgroups)
 	weights, err := parseWeights(opts.weights, meta.Cgroups)
 	if err != nil {
 		return err
@@ -71,6 +78,8 @@ func diffRun(ctx context.Context, ios *IOStreams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
+	weights, _ = mctx.replayWeights(weights)
+	warnManifestIncomplete(ios.ErrOut, mctx)
 	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights})
 	switch {
 	case opts.json:

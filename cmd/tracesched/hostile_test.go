@@ -135,7 +135,7 @@ func TestSilentlyAcceptedValues(t *testing.T) {
 	}
 	// A --weight for a cgroup the capture does not have is a warning; a
 	// cgroup without a weight is shown with BFQ's default, marked.
-	out, errOut, code := run(t, "replay", "--sched", "bfq", "--weight", "999=100", "--weight", "1181=300", fx)
+	out, errOut, code := run(t, "replay", "--sched", "bfq", "--no-manifest", "--weight", "999=100", "--weight", "1181=300", fx)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -24,7 +24,8 @@ func main() {
 // runMain is main with signal handling: the first SIGINT or SIGTERM cancels the
 // run's context, and the command stops at its next check, removing its
 // temporary files; a run that has not stopped within gracePeriod, or a
-// second signal, ends the process at once, after the same cleanup.
+// second signal, ends the process at once, after the same cleanup. A
+// command that takes the signals itself (record) is left to handle them.
 func runMain() exitCode {
 	ios := System()
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -36,7 +37,11 @@ func runMain() exitCode {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go func() {
-		sig := (<-sigs).(syscall.Signal)
+		var sig syscall.Signal
+		for sig = (<-sigs).(syscall.Signal); sess.signalsTaken(); sig = (<-sigs).(syscall.Signal) {
+			// The command has its own handler (signal.Notify delivers to
+			// every channel) and ends as it decides.
+		}
 		se := &signalError{sig}
 		cancel(se)
 		select {

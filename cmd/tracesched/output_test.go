@@ -225,9 +225,9 @@ func TestSIGTERMChildProcess(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	outDir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TRACESCHED_TEST_MAIN=1", "TMPDIR="+tmp,
-		"TRACESCHED_TEST_ARGS=convert - -o "+filepath.Join(outDir, "r.arrow"))
+	// The test binary runs as tracesched (see record_test.go's init).
+	cmd := exec.Command(os.Args[0], "convert", "-", "-o", filepath.Join(outDir, "r.arrow"))
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "TMPDIR="+tmp)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,8 @@ type replayOptions struct {
 
 	recordedSched string
 	noCache       bool
+	mf            manifestFlags
+	schedFrom     string
 }
 
 func newReplayCmd(ios *IOStreams) *cobra.Command {
@@ -80,8 +82,12 @@ by path when the capture names paths.`,
 			return exactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.schedFrom = "--sched"
+			if opts.sched == "" && len(args) == 1 && !opts.listFeatures {
+				opts.sched, opts.schedFrom = recordedSched(&opts.mf, args[0]), "manifest"
+			}
 			if opts.sched == "" {
-				return usagef("replay needs --sched none|mq-deadline|bfq|cfq")
+				return usagef("replay needs --sched none|mq-deadline|bfq|cfq (or a manifest beside INPUT that names one of them)")
 			}
 			model, err := findSched(opts.sched)
 			if err != nil {
@@ -115,6 +121,7 @@ by path when the capture names paths.`,
 	addReportFlags(f, &opts.reports, "report", "")
 	f.StringVar(&opts.recordedSched, "recorded-sched", "", "the scheduler the capture was recorded under, `NAME` (default: from a manifest.json beside it, or its messages)")
 	f.BoolVar(&opts.noCache, "no-cache", false, "calibrate afresh: neither read nor write the cache of fitted device models")
+	opts.mf.register(f)
 	return cmd
 }
 
@@ -251,6 +258,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err != nil {
 		return usagef("invalid value for --mode: %v", err)
 	}
+	mctx, err := opts.mf.load(opts.input)
+	if err != nil {
+		return err
+	}
+	sets, setSrc, setNotes := mctx.replaySets(model, sets, opts.hz)
 	if opts.kernel != "" && len(model.kernels) == 0 {
 		return usagef("--kernel: the %s model has no kernel presets", model.name)
 	}
@@ -269,11 +281,14 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		return err
 	}
 	realSide, meta, w := capt.Real, capt.Meta, capt.Workload
+	meta.Cgroups = mctx.cgroupPaths(meta.Cgroups)
 	weights, err := parseWeights(opts.weights, meta.Cgroups)
 	if err != nil {
 		return err
 	}
 	warnUnknownWeights(ios, opts.input, weights, realSide)
+	weights, wSrc := mctx.replayWeights(weights)
+	reportSources(ios.ErrOut, mctx, opts.schedFrom, model.name, append(setSrc, wSrc...), setNotes)
 
 	// 2. The device model.
 	dm, fitNote, err := deviceModel(ios, opts, capt)
@@ -435,9 +450,11 @@ func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture) (*dev
 	fit := cal.Fit
 	opts.fit = fit
 	cal.Model.Coverage = device.CoverageOf(c.DeviceRequests())
+	// The note goes into the results, which must not depend on the cache:
+	// where the model came from is said on stderr only.
 	how := "calibrated"
 	if cal.Cached {
-		how = "calibrated earlier (cached)"
+		fmt.Fprintf(ios.ErrOut, "tracesched: device model fitted earlier to this capture, from the cache (--no-cache refits)\n")
 	}
 	return cal.Model, fmt.Sprintf("%s %s (D2C demerit %.1f%% of mean, cross-validated %.1f%%)", fit.Kind, how, 100*fit.DemeritFraction, 100*fit.CV.DemeritFraction), nil
 }

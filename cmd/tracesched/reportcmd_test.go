@@ -138,6 +138,7 @@ func TestReplayReport(t *testing.T) {
 	var js struct {
 		Cgroups []struct {
 			ID   uint64  `json:"id"`
+			Path string  `json:"path"`
 			Real float64 `json:"real_mib_per_s"`
 			Pred float64 `json:"predicted_mib_per_s"`
 		} `json:"cgroups"`
@@ -217,9 +218,20 @@ func TestReplayReport(t *testing.T) {
 		}
 		perChart[name] = series
 	}
-	// The series the fixture must show: both cgroups on both sides.
+	// The series the fixture must show: both cgroups on both sides, named
+	// by path where the capture's manifest gives one.
+	if len(js.Cgroups) != 2 {
+		t.Fatalf("replay --json lists %d cgroups, want the fixture's 2", len(js.Cgroups))
+	}
+	label := func(id uint64, path string) string {
+		if path != "" {
+			return path
+		}
+		return fmt.Sprintf("cgroup %d", id)
+	}
 	for _, chart := range []string{"bandwidth-cgroups", "latency-q2c", "latency-d2c"} {
-		for _, cg := range []string{"cgroup 1181", "cgroup 1201"} {
+		for _, c := range js.Cgroups {
+			cg := label(c.ID, c.Path)
 			for _, side := range []string{"real", "predicted"} {
 				found := false
 				for s := range perChart[chart] {
@@ -246,7 +258,7 @@ func TestReplayReport(t *testing.T) {
 
 	// The tables carry the diff's figures.
 	for _, c := range js.Cgroups {
-		row := fmt.Sprintf("<td>cgroup %d</td><td class=\"n\">", c.ID)
+		row := fmt.Sprintf("<td>%s</td><td class=\"n\">", label(c.ID, c.Path))
 		i := strings.Index(html, row)
 		if i < 0 {
 			t.Errorf("no table row for cgroup %d", c.ID)

@@ -28,6 +28,25 @@ type session struct {
 	spool string
 	// tmpDir is where the stdin spool goes ("" for os.TempDir()).
 	tmpDir string
+	// ownSignals is set by a command that handles SIGINT and SIGTERM
+	// itself (record: it must restore tracefs however long that takes), so
+	// the run is neither cancelled nor ended by the signal.
+	ownSignals bool
+}
+
+// takeSignals says that the running command handles SIGINT and SIGTERM
+// itself from now on.
+func (s *session) takeSignals() {
+	s.mu.Lock()
+	s.ownSignals = true
+	s.mu.Unlock()
+}
+
+// signalsTaken reports whether the command handles signals itself.
+func (s *session) signalsTaken() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ownSignals
 }
 
 type sessionKey struct{}

@@ -20,6 +20,7 @@ type statsOptions struct {
 	json  bool
 	by    string
 	btt   bool
+	mf    manifestFlags
 }
 
 func newStatsCmd(ios *IOStreams) *cobra.Command {
@@ -48,6 +49,7 @@ pass; --btt counts latencies the way btt does, for comparison with its reports.`
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
 	cmd.Flags().StringVar(&opts.by, "by", "", "break the summary down by `process|cgroup|device`")
 	cmd.Flags().BoolVar(&opts.btt, "btt", false, "count latencies as btt does")
+	opts.mf.register(cmd.Flags())
 	return cmd
 }
 
@@ -73,16 +75,26 @@ func summarize(ctx context.Context, ios *IOStreams, name string, btt bool) (stat
 }
 
 func statsRun(ctx context.Context, ios *IOStreams, opts *statsOptions) error {
+	mctx, err := opts.mf.load(opts.input)
+	if err != nil {
+		return err
+	}
 	res, meta, err := summarize(ctx, ios, opts.input, opts.btt)
 	if err != nil {
 		return err
 	}
+	fillCgroupPaths(&res, mctx)
+	warnManifestIncomplete(ios.ErrOut, mctx)
 	if opts.json {
 		enc := json.NewEncoder(ios.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return writeStatsText(ios.Out, &res, meta, opts.by)
+	if err := writeStatsText(ios.Out, &res, meta, opts.by); err != nil {
+		return err
+	}
+	writeContext(ios.Out, mctx)
+	return nil
 }
 
 // writeStatsText renders a Summary for people.

@@ -14,6 +14,7 @@ import (
 
 func newTUICmd(ios *IOStreams) *cobra.Command {
 	var weights []string
+	var mf manifestFlags
 	cmd := &cobra.Command{
 		Use:   "tui INPUT [PREDICTED]",
 		Short: "Inspect a trace, or a trace against a prediction, in the terminal",
@@ -47,17 +48,23 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 					}
 					info.Scheduler, info.Kernel = predSide.Meta.Extra["scheduler"], predSide.Meta.Kernel
 				}
-				w, err := parseWeights(weights, meta.Cgroups)
+				mctx, err := mf.load(real)
 				if err != nil {
 					return nil, info, err
 				}
+				w, err := parseWeights(weights, mctx.cgroupPaths(meta.Cgroups))
+				if err != nil {
+					return nil, info, err
+				}
+				w, _ = mctx.replayWeights(w)
 				info.Weights = w
 				return diff.Compare(realSide, predSide, diff.Options{Weights: w}), info, nil
 			}
 			return tui.RunLoading(ctx, load, ios.In, ios.Out)
 		},
 	}
-	cmd.Flags().StringArrayVar(&weights, "weight", nil, "cgroup weight `CGROUP=W` to show beside its shares (repeatable)")
+	cmd.Flags().StringArrayVar(&weights, "weight", nil, "cgroup weight `CGROUP=W` to show beside its shares (repeatable; default: the manifest's)")
+	mf.register(cmd.Flags())
 	return cmd
 }
 

@@ -35,6 +35,8 @@ var policy = map[string][]string{
 	"device":           {"replay", "trace"},
 	"diff":             {"trace"},
 	"synth":            {"trace"},
+	"manifest":         {"trace"},
+	"record":           {"manifest", "trace"},
 	"tui":              {"diff", "trace", "tui/*", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
 	"report":           {"diff", "trace", "report/svgplot"},
 	"report/svgplot":   {},
