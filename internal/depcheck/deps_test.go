@@ -26,19 +26,20 @@ const module = "github.com/tracesched/tracesched"
 // over trace, so the model, the engine and the schedulers build without
 // arrow-go (see noArrow).
 var policy = map[string][]string{
-	"trace":            {},
-	"trace/arrowfile":  {"trace", "github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
-	"stats":            {"trace"},
-	"parse/blktrace":   {"trace", "github.com/klauspost/compress"},
-	"replay":           {"trace"},
-	"scheduler/*":      {"replay", "trace"},
-	"device":           {"replay", "trace"},
-	"diff":             {"trace"},
-	"synth":            {"trace"},
-	"tui":              {"diff", "trace", "tui/*", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
-	"internal/shared":  {},
-	"internal/fixture": {"trace", "parse/blktrace", "internal/shared"},
-	"cmd/tracesched":   {"*"},
+	"trace":             {},
+	"trace/arrowfile":   {"trace", "github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
+	"trace/parquetfile": {"trace", "trace/arrowfile", "github.com/apache/arrow/go/v15"},
+	"stats":             {"trace"},
+	"parse/blktrace":    {"trace", "github.com/klauspost/compress"},
+	"replay":            {"trace"},
+	"scheduler/*":       {"replay", "trace"},
+	"device":            {"replay", "trace"},
+	"diff":              {"trace"},
+	"synth":             {"trace"},
+	"tui":               {"diff", "trace", "tui/*", "github.com/charmbracelet/", "github.com/muesli/termenv", "golang.org/x/term"},
+	"internal/shared":   {},
+	"internal/fixture":  {"trace", "parse/blktrace", "internal/shared"},
+	"cmd/tracesched":    {"*"},
 }
 
 // noArrow lists the packages (rules as in policy) that must not depend on

@@ -55,10 +55,12 @@ type arrowConfig struct {
 	concurrency int
 	name        string
 	records     RecordFunc // record mode (records.go): batches go here, not to a file
+	maxRows     int64      // readers: rows a batch may declare (maxArrowBatchRows)
+	textSlack   int64      // readers: decompressed bytes a batch may hold beyond 256 per row
 }
 
 func newArrowConfig(opts []Option) arrowConfig {
-	c := arrowConfig{batchRows: DefaultBatchRows, concurrency: 1}
+	c := arrowConfig{batchRows: DefaultBatchRows, concurrency: 1, maxRows: maxArrowBatchRows, textSlack: 16 << 20}
 	for _, o := range opts {
 		o(&c)
 	}

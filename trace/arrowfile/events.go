@@ -369,7 +369,7 @@ type EventFileReader struct {
 	sector, cgroup           []uint64
 	errno                    []int16
 	action                   *array.Dictionary
-	actionIdx                []int8
+	actionIdx                []int8 // nil when the file's indices are not int8
 	cgroupPath, comm         arrowStringCol
 	text                     *array.String
 	fromDev, wallSec, wallNs *array.Uint32
@@ -409,7 +409,10 @@ func (r *EventFileReader) load() error {
 	r.errno = col(evError).(*array.Int16).Int16Values()
 	r.cgroup = col(evCgroup).(*array.Uint64).Uint64Values()
 	r.action = col(evAction).(*array.Dictionary)
-	r.actionIdx = r.action.Indices().(*array.Int8).Int8Values()
+	r.actionIdx = nil
+	if idx, ok := r.action.Indices().(*array.Int8); ok {
+		r.actionIdx = idx.Int8Values()
+	}
 	if d := r.action.Dictionary(); d.Data() != r.actionDict {
 		vals, err := arrowStringValues(d)
 		if err != nil {
@@ -470,7 +473,12 @@ func (r *EventFileReader) readEvent() (e trace.Event, err error) {
 	}
 	i := r.row
 	r.row++
-	k := int(r.actionIdx[i])
+	var k int
+	if r.actionIdx != nil {
+		k = int(r.actionIdx[i])
+	} else {
+		k = r.action.GetValueIndex(i) // another writer's index type
+	}
 	if r.action.IsNull(i) || k < 0 || k >= len(r.actions) {
 		r.err = fmt.Errorf("reading %s row %d: bad action index %d", r.where(), i, k)
 		return trace.Event{}, r.err

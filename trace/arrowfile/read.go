@@ -29,15 +29,24 @@ import (
 //     arrow-go allocates from (schema fields, children, key/values) fits in
 //     the message, fields nest at most 32 deep; and for a dictionary or
 //     record batch, bound its row count (maxArrowBatchRows) and the sizes
-//     its compressed buffers claim once decompressed (arrowMaxBatchBytes);
+//     its compressed buffers claim once decompressed (maxBatchBytes);
 //  3. recover from panics at their API boundary (OpenEvents, ReadEvent,
 //     OpenRequests, ReadRequest) and report them as errors: past the checks
 //     above, a panic means malformed input, never a state worth keeping, and
 //     the reader refuses further reads.
 
-// arrowMaxBatchBytes bounds the decompressed size of one batch's buffers:
-// 256 bytes per row (an event row takes about 110) plus 16 MiB for text.
-func arrowMaxBatchBytes(rows int64) int64 { return 256*rows + 16<<20 }
+// maxBatchBytes bounds the decompressed size of one batch's buffers: 256
+// bytes per row (an event row takes about 110) plus 16 MiB for text
+// (c.textSlack).
+func (c *arrowConfig) maxBatchBytes(rows int64) int64 { return 256*rows + c.textSlack }
+
+// withReadLimits lowers the readers' bounds on a batch's rows and text
+// bytes, so that FuzzDecode spends its time on parsing rather than on the
+// allocations a mutated row count asks for (which are legal up to the
+// default bounds).
+func withReadLimits(rows int64, text int64) Option {
+	return func(c *arrowConfig) { c.maxRows, c.textSlack = rows, text }
+}
 
 // arrowMaxMeta bounds the flatbuffer metadata of one message.
 const arrowMaxMeta = 16 << 20
@@ -290,7 +299,7 @@ func (m *arrowMessages) Message() (*ipc.Message, error) {
 // (checked against the batch bound by checkMessage).
 func (m *arrowMessages) inflate(b []byte, rb int, raw []byte) (*memory.Buffer, error) {
 	if m.dec == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(arrowMaxBatchBytes(maxArrowBatchRows))))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(m.r.cfg.maxBatchBytes(m.r.cfg.maxRows))))
 		if err != nil {
 			return nil, err
 		}
@@ -444,8 +453,8 @@ func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (body int64, crb 
 	if off, ok := arrowFBField(b, rb, 0); ok && off != 0 && rb+off+8 <= len(b) {
 		rows = int64(binary.LittleEndian.Uint64(b[rb+off:]))
 	}
-	if rows < 0 || rows > maxArrowBatchRows {
-		return 0, 0, fmt.Errorf("batch of %d rows (at most %d)", rows, maxArrowBatchRows)
+	if rows < 0 || rows > r.cfg.maxRows {
+		return 0, 0, fmt.Errorf("batch of %d rows (at most %d)", rows, r.cfg.maxRows)
 	}
 	_, nn, _, err := arrowFBVector(b, rb, 1, 16)
 	if err != nil {
@@ -464,7 +473,7 @@ func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (body int64, crb 
 	off, _ := arrowFBField(b, rb, 3)
 	compressed := off != 0
 	var total int64
-	limit := arrowMaxBatchBytes(rows)
+	limit := r.cfg.maxBatchBytes(rows)
 	start := blk.offset + int64(blk.meta)
 	var pre [8]byte
 	for i := 0; i < n; i++ {
@@ -603,12 +612,16 @@ func arrowDictLookup(d *array.Dictionary, values []string, i int) (string, error
 // utf8 (comm and cgroup_path were dictionary-encoded, with delta
 // dictionaries, in files written before they became plain; other writers
 // may dictionary-encode any string column).
+//
+// Likewise a dictionary column (action) may come with another integer index
+// type than ours: arrow-go's Parquet reader, for one, returns int32 indices.
 func arrowStringColType(want, got arrow.DataType) bool {
-	if want.ID() != arrow.STRING {
+	d, ok := got.(*arrow.DictionaryType)
+	if !ok || d.ValueType.ID() != arrow.STRING || !arrow.IsInteger(d.IndexType.ID()) {
 		return false
 	}
-	d, ok := got.(*arrow.DictionaryType)
-	return ok && d.ValueType.ID() == arrow.STRING && arrow.IsInteger(d.IndexType.ID())
+	w, isDict := want.(*arrow.DictionaryType)
+	return want.ID() == arrow.STRING || (isDict && w.ValueType.ID() == arrow.STRING)
 }
 
 // arrowInternMax bounds the distinct values an arrowStringCol keeps
