@@ -29,6 +29,7 @@ type replayOptions struct {
 	features     []string
 	mode         string
 	out          string
+	results      string
 	json         bool
 	tui          bool
 	listFeatures bool
@@ -99,6 +100,7 @@ by path when the capture names paths.`,
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
 	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
 	f.StringVarP(&opts.out, "output", "o", "", "write the predicted events to `PREDICTED.arrow`")
+	f.StringVar(&opts.results, "results", "", "also write the per-cgroup figures to `FILE.parquet` (one row per capture, scheduler and cgroup)")
 	f.BoolVar(&opts.json, "json", false, "print the diff as JSON")
 	f.BoolVar(&opts.tui, "tui", false, "open the terminal inspector on the result")
 	f.BoolVar(&opts.listFeatures, "list-features", false, "list the scheduler's historical features and kernel presets")
@@ -337,6 +339,12 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s, in %.2f s; device %s\n",
 		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
+	if opts.results != "" {
+		run := resultsRun{Capture: opts.input, Scheduler: model.name, Kernel: kernel, Mode: mode.String(), Weights: weights}
+		if err := writeResultsFile(opts.results, run, result); err != nil {
+			return err
+		}
+	}
 	switch {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
