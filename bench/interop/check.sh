@@ -57,7 +57,7 @@ if [ $# -eq 0 ]; then
 				[ -e "$f" ] && set -- "$@" "${f%%.blktrace.0*}"
 			done
 			for f in "$d"*.bin "$d"*.txt; do
-				case $f in *README* | *SOURCES* | *blkparse.txt | *.cmd.out) continue ;; esac
+				case $f in *README* | *SOURCES* | *blkparse.txt | *btt.txt | *.cmd.out) continue ;; esac
 				[ -e "$f" ] && set -- "$@" "$f"
 			done
 		done
