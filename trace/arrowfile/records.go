@@ -27,11 +27,7 @@ type RecordFunc func(rec arrow.Record) error
 // WithCompressConcurrency is ignored. SetMeta and Close behave as for a
 // file; Close hands over the last, partial batch.
 func NewEventRecords(fn RecordFunc, opts ...Option) (*EventWriter, error) {
-	w, err := NewEventWriter(nil, trace.Meta{}, append(opts, withRecords(fn))...)
-	if err != nil {
-		return nil, err
-	}
-	return w, nil
+	return NewEventWriter(nil, trace.Meta{}, append(opts, withRecords(fn))...)
 }
 
 // NewRequestRecords is NewEventRecords for requests.
@@ -84,55 +80,61 @@ func (w *arrowWriter) records(j *arrowJob, fn RecordFunc) error {
 			node, buf = m.nodeEnd, m.bufEnd
 			continue
 		}
-		cols := make([]arrow.Array, len(w.fields))
-		defer func() {
-			for _, c := range cols {
-				if c != nil {
-					c.Release()
-				}
-			}
-		}()
-		dictID := int64(0)
-		for i, f := range w.fields {
-			n, nulls := int(j.nodes[node][0]), int(j.nodes[node][1])
-			node++
-			nb := 2
-			switch f.Type.ID() {
-			case arrow.STRING:
-				nb = 3
-			}
-			bufs := make([]*memory.Buffer, nb)
-			for k := range bufs {
-				if b := j.raw[buf+k]; len(b) > 0 {
-					bufs[k] = memory.NewBufferBytes(b)
-				}
-			}
-			buf += nb
-			var d arrow.ArrayData
-			if dt, ok := f.Type.(*arrow.DictionaryType); ok {
-				dict := w.dictArrays[dictID]
-				if dict == nil {
-					return fmt.Errorf("column %s: no dictionary %d", f.Name, dictID)
-				}
-				dictID++
-				d = array.NewDataWithDictionary(dt, n, bufs, nulls, 0, dict.Data().(*array.Data))
-			} else {
-				d = array.NewData(f.Type, n, bufs, nil, nulls, 0)
-			}
-			cols[i] = array.MakeFromData(d)
-			d.Release()
-		}
-		if node != m.nodeEnd || buf != m.bufEnd {
-			return fmt.Errorf("record batch: %d columns' buffers do not match the schema", len(w.fields))
-		}
-		rec := array.NewRecord(schema, cols, int64(m.rows))
-		err := fn(rec)
-		rec.Release()
-		if err != nil {
+		if err := w.record(j, node, buf, m, schema, fn); err != nil {
 			return err
 		}
+		node, buf = m.nodeEnd, m.bufEnd
 	}
 	return nil
+}
+
+// record builds the record batch message m of job j, whose nodes and
+// buffers start at node and buf, and hands it to fn.
+func (w *arrowWriter) record(j *arrowJob, node, buf int, m arrowMsg, schema *arrow.Schema, fn RecordFunc) error {
+	cols := make([]arrow.Array, len(w.fields))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	dictID := int64(0)
+	for i, f := range w.fields {
+		n, nulls := int(j.nodes[node][0]), int(j.nodes[node][1])
+		node++
+		nb := 2 // validity, values (or indices)
+		if f.Type.ID() == arrow.STRING {
+			nb = 3 // validity, offsets, data
+		}
+		bufs := make([]*memory.Buffer, nb)
+		for k := range bufs {
+			if b := j.raw[buf+k]; len(b) > 0 {
+				bufs[k] = memory.NewBufferBytes(b)
+			}
+		}
+		buf += nb
+		var d arrow.ArrayData
+		if dt, ok := f.Type.(*arrow.DictionaryType); ok {
+			dict := w.dictArrays[dictID]
+			if dict == nil {
+				return fmt.Errorf("column %s: no dictionary %d", f.Name, dictID)
+			}
+			dictID++
+			d = array.NewDataWithDictionary(dt, n, bufs, nulls, 0, dict.Data().(*array.Data))
+		} else {
+			d = array.NewData(f.Type, n, bufs, nil, nulls, 0)
+		}
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+	}
+	if node != m.nodeEnd || buf != m.bufEnd {
+		return fmt.Errorf("record batch: %d columns' buffers do not match the schema", len(w.fields))
+	}
+	rec := array.NewRecord(schema, cols, int64(m.rows))
+	err := fn(rec)
+	rec.Release()
+	return err
 }
 
 // bufCopy returns a buffer holding a copy of b (dictionaries outlive the
