@@ -28,7 +28,7 @@ const module = "github.com/tracesched/tracesched"
 var policy = map[string][]string{
 	"trace":             {},
 	"trace/arrowfile":   {"trace", "github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
-	"trace/parquetfile": {"trace", "trace/arrowfile", "github.com/apache/arrow/go/v15"},
+	"trace/parquetfile": {"trace", "trace/arrowfile", "github.com/apache/arrow/go/v15", "github.com/klauspost/compress"},
 	"stats":             {"trace"},
 	"parse/blktrace":    {"trace", "github.com/klauspost/compress"},
 	"replay":            {"trace"},
