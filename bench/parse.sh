@@ -9,8 +9,9 @@
 # 10.3 M events) by bench/mkcapture, with its cgroup tags stripped so that
 # Debian's blkparse 1.2.0 reads every record. Prints events/s for blkparse
 # (text to /dev/null), the tracesched reader, and tracesched convert (events
-# and requests to zstd Arrow), with peak memory; then convert's peak memory on
-# 1 and COPIES copies, to show it flat in the capture's length.
+# and requests to zstd Arrow; then to Parquet), with peak memory; and each
+# convert's peak memory on 1 and COPIES copies, to show it flat in the
+# capture's length.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:-../shared/captures/recorded/g-bfq-large-nomsg/g-bfq-large-nomsg}
@@ -41,5 +42,7 @@ measure "blkparse -o /dev/null" "$events" blkparse -i "$tmp/big/cap" -o /dev/nul
 measure "tracesched read" "$events" "$tmp/readspeed" "$tmp/big/cap"
 measure "tracesched convert" "$events" "$tmp/tracesched" convert "$tmp/big/cap" -o "$tmp/r.arrow" --events "$tmp/e.arrow"
 measure "tracesched convert (1 copy)" "$one" "$tmp/tracesched" convert "$tmp/one/cap" -o "$tmp/r1.arrow" --events "$tmp/e1.arrow"
-ls -l "$tmp/r.arrow" "$tmp/e.arrow" | awk '{printf "%s %d bytes\n", $9, $5}'
+measure "convert --format parquet" "$events" "$tmp/tracesched" convert --format parquet "$tmp/big/cap" -o "$tmp/r.parquet" --events "$tmp/e.parquet"
+measure "convert parquet (1 copy)" "$one" "$tmp/tracesched" convert --format parquet "$tmp/one/cap" -o "$tmp/r1.parquet" --events "$tmp/e1.parquet"
+ls -l "$tmp/r.arrow" "$tmp/e.arrow" "$tmp/r.parquet" "$tmp/e.parquet" | awk '{printf "%s %d bytes\n", $9, $5}'
 echo "raw capture $(cat "$tmp"/big/cap.blktrace.* | wc -c) bytes"

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
-	"github.com/tracesched/tracesched/trace/arrowfile"
 )
 
 type convertOptions struct {
@@ -21,6 +20,7 @@ type convertOptions struct {
 	out    string
 	events string
 	mf     manifestFlags
+	format string
 }
 
 func newConvertCmd(ios *IOStreams) *cobra.Command {
@@ -48,12 +48,16 @@ left behind on failure.`,
 			if opts.events != "" && opts.events == opts.out {
 				return usagef("-o and --events name the same file")
 			}
+			if opts.format != formatArrow && opts.format != formatParquet {
+				return usagef("--format is arrow or parquet, not %q", opts.format)
+			}
 			return convertRun(cmd.Context(), ios, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "request stream `FILE` (Arrow IPC, zstd)")
 	cmd.Flags().StringVar(&opts.events, "events", "", "also write every event to `FILE` (Arrow IPC, zstd)")
 	opts.mf.register(cmd.Flags())
+	cmd.Flags().StringVar(&opts.format, "format", formatArrow, "output `FORMAT`: arrow (IPC files) or parquet (same columns and metadata)")
 	return cmd
 }
 
@@ -69,18 +73,18 @@ func convertRun(ctx context.Context, ios *IOStreams, opts *convertOptions) (err 
 		return err
 	}
 	defer reqFile.Abort()
-	reqW, err := arrowfile.NewRequestWriter(reqFile, trace.Meta{})
+	reqW, err := newRequestSink(reqFile, opts.format)
 	if err != nil {
 		return err
 	}
 	var evFile *atomicFile
-	var evW *arrowfile.EventWriter
+	var evW eventSink
 	if opts.events != "" {
 		if evFile, err = createAtomic(ctx, ios, opts.events); err != nil {
 			return err
 		}
 		defer evFile.Abort()
-		if evW, err = arrowfile.NewEventWriter(evFile, trace.Meta{}); err != nil {
+		if evW, err = newEventSink(evFile, opts.format); err != nil {
 			return err
 		}
 	}

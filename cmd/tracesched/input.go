@@ -81,13 +81,13 @@ func openPath(name string) (source, error) {
 		head := make([]byte, len(arrowMagic))
 		n, _ := io.ReadFull(f, head)
 		if n == len(head) && bytes.Equal(head, arrowMagic) {
-			r, err := arrowfile.OpenEvents(f)
+			r, err := arrowfile.OpenEvents(f, arrowfile.WithName(name))
 			if err != nil {
 				f.Close()
 				if herr := requestsFileHint(name, err); herr != err {
 					return nil, herr
 				}
-				return nil, fmt.Errorf("%s: %w", name, err)
+				return nil, err // named by WithName
 			}
 			return &arrowSource{EventFileReader: r, f: f}, nil
 		}

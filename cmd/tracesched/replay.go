@@ -32,6 +32,7 @@ type replayOptions struct {
 	features     []string
 	mode         string
 	out          string
+	results      string
 	json         bool
 	tui          bool
 	listFeatures bool
@@ -113,6 +114,7 @@ by path when the capture names paths.`,
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
 	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
 	f.StringVarP(&opts.out, "output", "o", "", "write the predicted events to `PREDICTED.arrow`")
+	f.StringVar(&opts.results, "results", "", "also write the per-cgroup figures to `FILE.parquet` (one row per capture, scheduler and cgroup)")
 	f.BoolVar(&opts.json, "json", false, "print the diff as JSON")
 	f.BoolVar(&opts.tui, "tui", false, "open the terminal inspector on the result")
 	f.BoolVar(&opts.listFeatures, "list-features", false, "list the scheduler's historical features and kernel presets")
@@ -369,6 +371,12 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
 	if err := opts.reports.write(ctx, ios, result, replayReportRun(opts, model, result, res.Queue, fitNote)); err != nil {
 		return err
+	}
+	if opts.results != "" {
+		run := resultsRun{Capture: opts.input, Scheduler: model.name, Kernel: kernel, Mode: mode.String(), Weights: weights}
+		if err := writeResultsFile(ctx, ios, opts.results, run, result); err != nil {
+			return err
+		}
 	}
 	switch {
 	case opts.json:

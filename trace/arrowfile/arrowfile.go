@@ -53,10 +53,14 @@ type arrowConfig struct {
 	mem         memory.Allocator
 	batchRows   int
 	concurrency int
+	name        string
+	records     RecordFunc // record mode (records.go): batches go here, not to a file
+	maxRows     int64      // readers: rows a batch may declare (maxArrowBatchRows)
+	textSlack   int64      // readers: decompressed bytes a batch may hold beyond 256 per row
 }
 
 func newArrowConfig(opts []Option) arrowConfig {
-	c := arrowConfig{batchRows: DefaultBatchRows, concurrency: 1}
+	c := arrowConfig{batchRows: DefaultBatchRows, concurrency: 1, maxRows: maxArrowBatchRows, textSlack: 16 << 20}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -102,6 +106,14 @@ func WithBatchRows(n int) Option {
 // pays only when a core would otherwise be idle. Writers only.
 func WithCompressConcurrency(n int) Option {
 	return func(c *arrowConfig) { c.concurrency = max(n, 1) }
+}
+
+// WithName names the file a reader reads, for its errors: each error it
+// returns (other than io.EOF) starts with name and a colon, as in
+// "sda.ev.arrow: reading events batch 3 at byte 1048576 row 12: ...".
+// Readers only.
+func WithName(name string) Option {
+	return func(c *arrowConfig) { c.name = name }
 }
 
 // Schema metadata keys. See the package documentation.
@@ -219,7 +231,9 @@ func arrowParseMeta(md arrow.Metadata, stream string) (trace.Meta, error) {
 func arrowUnit(u string) arrow.Metadata { return arrow.NewMetadata([]string{"unit"}, []string{u}) }
 
 var (
-	// arrowStringDict is the type of comm and cgroup path columns.
+	// arrowStringDict is the type comm and cgroup_path had in files written
+	// before they became plain utf8 (see arrowStringCol); readers accept
+	// both.
 	arrowStringDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	// arrowSmallDict is the type of the action and msg_sched columns.
 	arrowSmallDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
@@ -271,8 +285,8 @@ func arrowEventFields() []arrow.Field {
 		evPID:         {Name: "pid", Type: p.Uint32},
 		evError:       {Name: "error", Type: p.Int16},
 		evCgroup:      {Name: "cgroup", Type: p.Uint64},
-		evCgroupPath:  {Name: "cgroup_path", Type: arrowStringDict, Nullable: true},
-		evComm:        {Name: "comm", Type: arrowStringDict, Nullable: true},
+		evCgroupPath:  {Name: "cgroup_path", Type: arrow.BinaryTypes.String, Nullable: true},
+		evComm:        {Name: "comm", Type: arrow.BinaryTypes.String, Nullable: true},
 		evText:        {Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
 		evFromDev:     {Name: "from_dev", Type: p.Uint32, Nullable: true},
 		evFromSector:  {Name: "from_sector", Type: p.Uint64, Nullable: true, Metadata: sec},
@@ -326,7 +340,7 @@ func arrowRequestFields() []arrow.Field {
 		rqBytes:       {Name: "bytes", Type: p.Uint32, Metadata: by},
 		rqCat:         {Name: "cat", Type: p.Uint32},
 		rqPID:         {Name: "pid", Type: p.Uint32},
-		rqComm:        {Name: "comm", Type: arrowStringDict, Nullable: true},
+		rqComm:        {Name: "comm", Type: arrow.BinaryTypes.String, Nullable: true},
 		rqCgroup:      {Name: "cgroup", Type: p.Uint64},
 		rqQueue:       {Name: "queue_ns", Type: p.Int64, Nullable: true, Metadata: ns},
 		rqGet:         {Name: "get_ns", Type: p.Int64, Nullable: true, Metadata: ns},

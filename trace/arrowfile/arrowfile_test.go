@@ -2,7 +2,9 @@ package arrowfile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"testing"
@@ -194,7 +196,7 @@ func TestArrowStreamKind(t *testing.T) {
 
 // TestArrowFileIsStandard reads our files with arrow-go's own IPC readers:
 // the file reader sees the final Meta in the footer schema, every record
-// batch and the delta-encoded dictionaries; the stream reader (after the
+// batch and the dictionaries; the stream reader (after the
 // 8-byte magic) sees the schema written at the start.
 func TestArrowFileIsStandard(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -225,12 +227,12 @@ func TestArrowFileIsStandard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		comm := rec.Column(evComm).(*array.Dictionary)
+		comm := rec.Column(evComm).(*array.String)
 		for j := 0; j < comm.Len(); j++ {
 			want := evs[rows+j].Comm
 			got := ""
 			if comm.IsValid(j) {
-				got = comm.Dictionary().(*array.String).Value(comm.GetValueIndex(j))
+				got = comm.Value(j)
 			}
 			if got != want {
 				t.Fatalf("batch %d row %d comm %q, want %q", i, j, got, want)
@@ -415,5 +417,70 @@ func TestArrowWriteFailure(t *testing.T) {
 			}
 			mem.AssertSize(t, 0)
 		}
+	}
+}
+
+// footerDictionaries returns the number of dictionary batches a file's
+// footer lists.
+func footerDictionaries(t *testing.T, data []byte) int {
+	t.Helper()
+	n := int(binary.LittleEndian.Uint32(data[len(data)-10:]))
+	b := data[len(data)-10-n : len(data)-10]
+	tab, ok := arrowFBRoot(b)
+	if !ok {
+		t.Fatal("malformed footer")
+	}
+	_, cnt, _, err := arrowFBVector(b, tab, 2, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cnt
+}
+
+// TestArrowDictionariesOncePerFile checks what pyarrow's, Polars' and
+// DuckDB's file readers need: each dictionary is written once (no delta
+// or replacement batches), however many batches and distinct process
+// names and cgroup paths the file holds. Events have two dictionary
+// columns (action, msg_sched); requests none.
+func TestArrowDictionariesOncePerFile(t *testing.T) {
+	evs := arrowGenEvents(3000, 2)
+	for i := range evs {
+		evs[i].Comm = fmt.Sprintf("proc-%d", i) // a new value in every batch
+		evs[i].CgroupPath = fmt.Sprintf("/cg/%d", i%700)
+	}
+	data := encodeEventsForTest(t, evs, arrowTestMeta(), WithBatchRows(500))
+	if n := footerDictionaries(t, data); n != 2 {
+		t.Fatalf("events file lists %d dictionary batches, want 2 (action, msg_sched)", n)
+	}
+	r, err := OpenEvents(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := range evs {
+		e, err := r.ReadEvent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Comm != evs[i].Comm || e.CgroupPath != evs[i].CgroupPath {
+			t.Fatalf("row %d: comm %q cgroup_path %q, want %q %q", i, e.Comm, e.CgroupPath, evs[i].Comm, evs[i].CgroupPath)
+		}
+	}
+	var buf bytes.Buffer
+	w, err := NewRequestWriter(&buf, arrowTestMeta(), WithBatchRows(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range arrowGenRequests(40, 3) {
+		q.Comm = fmt.Sprintf("proc-%d", i)
+		if err := w.Write(&q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := footerDictionaries(t, buf.Bytes()); n != 0 {
+		t.Fatalf("requests file lists %d dictionary batches, want 0", n)
 	}
 }

@@ -147,8 +147,8 @@ func (c *arrowBools) put(e *arrowEnc, n int) {
 
 func (c *arrowBools) release() { c.vals.release(); c.valid.release() }
 
-// arrowStrings is a nullable utf8 column for rare values: rows not set are
-// null (with an empty value).
+// arrowStrings is a nullable utf8 column: rows not set are null (with an
+// empty value).
 type arrowStrings struct {
 	offs, valid arrowBuf
 	o           []int32
@@ -199,9 +199,11 @@ func (c *arrowStrings) put(e *arrowEnc, n int) {
 
 func (c *arrowStrings) release() { c.offs.release(); c.valid.release() }
 
-// arrowDict is the dictionary of a dictionary-encoded column: the values
-// written so far, sent to the file as a first dictionary batch and then as
-// deltas holding the values added since.
+// arrowDict is the dictionary of a dictionary-encoded column, fixed for the
+// file (arrowFixedDict) and sent once, before the first record batch. The
+// IPC file format has no room for more: pyarrow, Polars and DuckDB refuse
+// delta or replacement dictionaries in a file, so columns whose values are
+// learnt as the file is written (comm, cgroup_path) are plain utf8.
 type arrowDict struct {
 	id     int64 // dictionary id, as arrow-go numbers them: dictionary fields in schema order from 0
 	values []string
@@ -231,52 +233,6 @@ func (d *arrowDict) put(e *arrowEnc) {
 	e.end(len(vals), true, d.id, d.sent > 0)
 	d.sent = len(d.values)
 }
-
-// arrowDictStrings is a nullable dictionary-encoded string column whose
-// dictionary grows over the whole file: each batch's dictionary extends the
-// previous one, and the writer sends what was added as a delta. Entry 0 is
-// the empty string and is never referenced by a valid row (it kept the
-// first dictionary non-empty for arrow-go's writer, and keeps the files
-// written since alike).
-type arrowDictStrings struct {
-	idx     arrowFixed[int32]
-	index   map[string]int32
-	dict    arrowDict
-	last    string // one-entry cache in front of index
-	lastIdx int32
-	hasLast bool
-}
-
-func newArrowDictStrings() *arrowDictStrings {
-	return &arrowDictStrings{
-		idx:   arrowFixed[int32]{nullable: true},
-		index: map[string]int32{"": 0},
-		dict:  arrowDict{values: []string{""}},
-	}
-}
-
-func (c *arrowDictStrings) reset(mem memory.Allocator, rows, slot int) { c.idx.reset(mem, rows, slot) }
-
-// set stores s in row i; "" leaves the row null.
-func (c *arrowDictStrings) set(i int, s string) {
-	if s == "" {
-		return
-	}
-	if !c.hasLast || s != c.last {
-		k, ok := c.index[s]
-		if !ok {
-			k = int32(len(c.dict.values))
-			c.dict.values = append(c.dict.values, s)
-			c.index[s] = k
-		}
-		c.last, c.lastIdx, c.hasLast = s, k, true
-	}
-	c.idx.set(i, c.lastIdx)
-}
-
-func (c *arrowDictStrings) put(e *arrowEnc, n int) { c.idx.put(e, n) }
-
-func (c *arrowDictStrings) release() { c.idx.release() }
 
 // arrowFixedDict is a dictionary column with a dictionary fixed for the
 // file; the writer stores indices in idx directly.

@@ -14,12 +14,19 @@
 // Columns are plain Arrow types any tool reads: times are int64 nanoseconds
 // since the origin (field metadata unit=ns) rather than arrow.Timestamp,
 // since they are relative to Meta.Origin, not to the Unix epoch; unsigned
-// integers mirror the model's Go types. Strings with few distinct values
-// (comm, cgroup path, action letter, scheduler) are dictionary-encoded:
-// comm and cgroup path with one dictionary per file that grows by delta
-// batches as new values appear, the action with a fixed dictionary whose
-// index is the kernel's action code (1 byte per row, and tools still show
-// the letter). A row that leaves an optional column empty holds null.
+// integers mirror the model's Go types. The action and msg_sched columns
+// are dictionary-encoded with a dictionary fixed for the file (the action's
+// index is the kernel's action code: 1 byte per row, and tools still show
+// the letter), written once before the first record batch; comm and cgroup
+// path, whose values are learnt as the file is written, are plain utf8.
+// No file has delta or replacement dictionaries, which pyarrow's, Polars'
+// and DuckDB's file readers refuse. (Files written before, with comm and
+// cgroup_path as dictionary<int32,utf8> grown by deltas, are still read.
+// Plain comm costs about 3.7 bytes per event on public/hadoop-node8: 7.42
+// MB against 4.92 MB for its 712,871 events; requests 3.82 against 3.45
+// MB.)
+//
+// A row that leaves an optional column empty holds null.
 //
 // Schema metadata (string keys and values, on the schema):
 //
@@ -56,8 +63,8 @@
 //	pid           uint32                 no    task current when recorded
 //	error         int16                  no    negative errno, 0 for success
 //	cgroup        uint64                 no    cgroup id (inode), 0 when the record has none
-//	cgroup_path   dictionary<int32,utf8> yes   cgroup path when the source names it
-//	comm          dictionary<int32,utf8> yes   process name when known
+//	cgroup_path   utf8                   yes   cgroup path when the source names it
+//	comm          utf8                   yes   process name when known
 //	text          utf8                   yes   message (m) or process name (process) text
 //	from_dev      uint32                 yes   A: dev_t the I/O came from
 //	from_sector   uint64                 yes   A: sector on from_dev, 512-byte units
@@ -87,7 +94,7 @@
 //	bytes         uint32                 no    size when issued, after merges
 //	cat           uint32                 no    Category.OpFlags of the first bio
 //	pid           uint32                 no    process of the first bio
-//	comm          dictionary<int32,utf8> yes   its name when known
+//	comm          utf8                   yes   its name when known
 //	cgroup        uint64                 no    cgroup id of the first bio, 0 when unknown
 //	queue_ns      int64                  yes   ns since origin: Q of the first bio; null = NoTime
 //	get_ns        int64                  yes   G: request allocated; null = NoTime

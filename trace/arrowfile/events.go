@@ -26,6 +26,9 @@ type arrowWriter struct {
 	n       int  // rows in the current batch
 	closed  bool
 	err     error // sticky: the first error ends the writer
+	// record mode (records.go)
+	schema     *arrow.Schema
+	dictArrays map[int64]arrow.Array
 }
 
 func (w *arrowWriter) init(out io.Writer, meta trace.Meta, stream string, opts []Option) error {
@@ -44,8 +47,14 @@ func (w *arrowWriter) init(out io.Writer, meta trace.Meta, stream string, opts [
 		return fmt.Errorf("encoding %s schema: %w", stream, err)
 	}
 	w.head = head
+	if w.cfg.records != nil {
+		out = io.Discard
+	}
 	w.file = newArrowFile(out)
 	w.enc = newArrowEnc(w.file, w.cfg.concurrency)
+	if fn := w.cfg.records; fn != nil {
+		w.enc.sink = func(j *arrowJob) error { return w.records(j, fn) }
+	}
 	return nil
 }
 
@@ -93,6 +102,7 @@ func (w *arrowWriter) start() error {
 // close waits for the last batch, ends the stream and writes the footer
 // with the final Meta.
 func (w *arrowWriter) close() error {
+	defer w.releaseRecords()
 	if err := w.enc.close(); err != nil && w.err == nil {
 		w.err = fmt.Errorf("writing %s batch: %w", w.stream, err)
 	}
@@ -128,7 +138,7 @@ type EventWriter struct {
 	seq, cpu, dev, cat, bytes, pid arrowFixed[uint32]
 	errno                          arrowFixed[int16]
 	cgroup                         arrowFixed[uint64]
-	cgroupPath, comm               *arrowDictStrings
+	cgroupPath, comm               arrowStrings
 	action, msgSched               *arrowFixedDict
 	text                           arrowStrings
 	fromDev, wallSec, wallNsec     arrowFixed[uint32]
@@ -146,10 +156,9 @@ func NewEventWriter(w io.Writer, meta trace.Meta, opts ...Option) (*EventWriter,
 	if err := ew.init(w, meta, StreamEvents, opts); err != nil {
 		return nil, err
 	}
-	ew.cgroupPath, ew.comm = newArrowDictStrings(), newArrowDictStrings()
 	ew.action = newArrowFixedDict(arrowActionDict(), false)
 	ew.msgSched = newArrowFixedDict([]string{"bfq", "cfq"}, true)
-	ew.addDicts(&ew.action.dict, &ew.cgroupPath.dict, &ew.comm.dict, &ew.msgSched.dict)
+	ew.addDicts(&ew.action.dict, &ew.msgSched.dict)
 	for _, c := range []*arrowFixed[uint32]{&ew.fromDev, &ew.wallSec, &ew.wallNsec} {
 		c.nullable = true
 	}
@@ -190,7 +199,8 @@ func (w *EventWriter) reset() {
 func (w *EventWriter) SetMeta(meta trace.Meta) { w.meta = meta }
 
 // Write appends e. It returns an error for an action outside 0 to 34 (the
-// action column cannot encode it) or once writing has failed.
+// action column cannot encode it), for an event that breaks
+// trace.Event.Validate (readers refuse those), or once writing has failed.
 func (w *EventWriter) Write(e *trace.Event) error {
 	if w.err != nil {
 		return w.err
@@ -200,6 +210,9 @@ func (w *EventWriter) Write(e *trace.Event) error {
 	}
 	if e.Action > trace.ActionMessage {
 		return fmt.Errorf("writing event at %v: action %d cannot be encoded", e.Time, e.Action)
+	}
+	if err := e.Validate(); err != nil {
+		return fmt.Errorf("writing event at %v: %w", e.Time, err) // the reader would refuse it
 	}
 	i := w.n
 	w.time.v[i] = int64(e.Time)
@@ -350,16 +363,14 @@ type EventFileReader struct {
 	arrowReader
 	actions                  []trace.Action // action of each action dictionary entry
 	actionDict               arrow.ArrayData
-	cgroupPaths, comms       arrowDictValues
 	time                     []int64
 	seq, cpu, dev, cat       []uint32
 	bytes, pid               []uint32
 	sector, cgroup           []uint64
 	errno                    []int16
 	action                   *array.Dictionary
-	actionIdx                []int8
-	cgroupPath, comm         *array.Dictionary
-	cgroupPathV, commV       []string
+	actionIdx                []int8 // nil when the file's indices are not int8
+	cgroupPath, comm         arrowStringCol
 	text                     *array.String
 	fromDev, wallSec, wallNs *array.Uint32
 	fromSector, depth, split *array.Uint64
@@ -373,7 +384,7 @@ func OpenEvents(r ReadAtSeeker, opts ...Option) (*EventFileReader, error) {
 	optional := func(i int) bool { return i >= evMsgSched }
 	if err := er.open(r, StreamEvents, arrowEventFields(), optional, opts); err != nil {
 		er.close()
-		return nil, err
+		return nil, er.named(err)
 	}
 	return er, nil
 }
@@ -398,7 +409,10 @@ func (r *EventFileReader) load() error {
 	r.errno = col(evError).(*array.Int16).Int16Values()
 	r.cgroup = col(evCgroup).(*array.Uint64).Uint64Values()
 	r.action = col(evAction).(*array.Dictionary)
-	r.actionIdx = r.action.Indices().(*array.Int8).Int8Values()
+	r.actionIdx = nil
+	if idx, ok := r.action.Indices().(*array.Int8); ok {
+		r.actionIdx = idx.Int8Values()
+	}
 	if d := r.action.Dictionary(); d.Data() != r.actionDict {
 		vals, err := arrowStringValues(d)
 		if err != nil {
@@ -415,12 +429,10 @@ func (r *EventFileReader) load() error {
 		r.actionDict = d.Data()
 	}
 	var err error
-	r.cgroupPath = col(evCgroupPath).(*array.Dictionary)
-	if r.cgroupPathV, err = r.cgroupPaths.get(r.cgroupPath); err != nil {
+	if err = r.cgroupPath.load(col(evCgroupPath)); err != nil {
 		return fmt.Errorf("cgroup_path: %w", err)
 	}
-	r.comm = col(evComm).(*array.Dictionary)
-	if r.commV, err = r.comms.get(r.comm); err != nil {
+	if err = r.comm.load(col(evComm)); err != nil {
 		return fmt.Errorf("comm: %w", err)
 	}
 	r.text = col(evText).(*array.String)
@@ -434,8 +446,15 @@ func (r *EventFileReader) load() error {
 }
 
 // ReadEvent returns the next event, or io.EOF after the last. After an
-// error other than io.EOF the reader stays failed.
-func (r *EventFileReader) ReadEvent() (e trace.Event, err error) {
+// error other than io.EOF the reader stays failed. An event that breaks
+// trace.Event.Validate is an error. Errors name the batch, its byte offset
+// and the row (and the file, WithName).
+func (r *EventFileReader) ReadEvent() (trace.Event, error) {
+	e, err := r.readEvent()
+	return e, r.named(err)
+}
+
+func (r *EventFileReader) readEvent() (e trace.Event, err error) {
 	if r.err != nil {
 		return trace.Event{}, r.err
 	}
@@ -448,15 +467,20 @@ func (r *EventFileReader) ReadEvent() (e trace.Event, err error) {
 			return trace.Event{}, err
 		}
 		if err := r.load(); err != nil {
-			r.err = fmt.Errorf("reading %s batch %d: %w", r.stream, r.batch-1, err)
+			r.err = fmt.Errorf("reading %s: %w", r.where(), err)
 			return trace.Event{}, r.err
 		}
 	}
 	i := r.row
 	r.row++
-	k := int(r.actionIdx[i])
+	var k int
+	if r.actionIdx != nil {
+		k = int(r.actionIdx[i])
+	} else {
+		k = r.action.GetValueIndex(i) // another writer's index type
+	}
 	if r.action.IsNull(i) || k < 0 || k >= len(r.actions) {
-		r.err = fmt.Errorf("reading %s batch %d row %d: bad action index %d", r.stream, r.batch-1, i, k)
+		r.err = fmt.Errorf("reading %s row %d: bad action index %d", r.where(), i, k)
 		return trace.Event{}, r.err
 	}
 	e = trace.Event{
@@ -464,11 +488,11 @@ func (r *EventFileReader) ReadEvent() (e trace.Event, err error) {
 		Cat: trace.Category(r.cat[i]), Sector: r.sector[i], Bytes: r.bytes[i], PID: r.pid[i], Error: r.errno[i],
 		Cgroup: r.cgroup[i],
 	}
-	if e.CgroupPath, err = arrowDictLookup(r.cgroupPath, r.cgroupPathV, i); err == nil {
-		e.Comm, err = arrowDictLookup(r.comm, r.commV, i)
+	if e.CgroupPath, err = r.cgroupPath.value(i); err == nil {
+		e.Comm, err = r.comm.value(i)
 	}
 	if err != nil {
-		r.err = fmt.Errorf("reading %s batch %d row %d: %w", r.stream, r.batch-1, i, err)
+		r.err = fmt.Errorf("reading %s row %d: %w", r.where(), i, err)
 		return trace.Event{}, r.err
 	}
 	if r.text.IsValid(i) {
@@ -493,6 +517,10 @@ func (r *EventFileReader) ReadEvent() (e trace.Event, err error) {
 	}
 	if r.wallNs.IsValid(i) {
 		e.WallNsec = r.wallNs.Value(i)
+	}
+	if err := e.Validate(); err != nil {
+		r.err = fmt.Errorf("reading %s row %d: %w", r.where(), i, err)
+		return trace.Event{}, r.err
 	}
 	return e, nil
 }

@@ -69,6 +69,10 @@ type arrowBlock struct {
 	offset int64 // of the continuation marker
 	meta   int32 // marker, length prefix, flatbuffer and padding: a multiple of 8
 	body   int64 // body bytes, a multiple of 8
+	// schema, for the reader's first block only: the flatbuffer of a Schema
+	// message built from the footer's schema (arrowFooterSchemaMessage),
+	// read instead of the file's bytes.
+	schema []byte
 }
 
 // arrowFile lays messages out as an Arrow IPC file on a plain io.Writer (no

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -30,15 +29,24 @@ import (
 //     arrow-go allocates from (schema fields, children, key/values) fits in
 //     the message, fields nest at most 32 deep; and for a dictionary or
 //     record batch, bound its row count (maxArrowBatchRows) and the sizes
-//     its compressed buffers claim once decompressed (arrowMaxBatchBytes);
+//     its compressed buffers claim once decompressed (maxBatchBytes);
 //  3. recover from panics at their API boundary (OpenEvents, ReadEvent,
 //     OpenRequests, ReadRequest) and report them as errors: past the checks
 //     above, a panic means malformed input, never a state worth keeping, and
 //     the reader refuses further reads.
 
-// arrowMaxBatchBytes bounds the decompressed size of one batch's buffers:
-// 256 bytes per row (an event row takes about 110) plus 16 MiB for text.
-func arrowMaxBatchBytes(rows int64) int64 { return 256*rows + 16<<20 }
+// maxBatchBytes bounds the decompressed size of one batch's buffers: 256
+// bytes per row (an event row takes about 110) plus 16 MiB for text
+// (c.textSlack).
+func (c *arrowConfig) maxBatchBytes(rows int64) int64 { return 256*rows + c.textSlack }
+
+// withReadLimits lowers the readers' bounds on a batch's rows and text
+// bytes, so that FuzzDecode spends its time on parsing rather than on the
+// allocations a mutated row count asks for (which are legal up to the
+// default bounds).
+func withReadLimits(rows int64, text int64) Option {
+	return func(c *arrowConfig) { c.maxRows, c.textSlack = rows, text }
+}
 
 // arrowMaxMeta bounds the flatbuffer metadata of one message.
 const arrowMaxMeta = 16 << 20
@@ -59,6 +67,7 @@ type arrowReader struct {
 	meta   trace.Meta
 	cols   []int // file column of each schema column, -1 if absent
 	batch  int   // batches loaded
+	at     int64 // file offset of the last batch loaded
 	rec    arrow.Record
 	row    int // next row of rec
 	err    error
@@ -72,7 +81,11 @@ type arrowReader struct {
 // recoverInto turns a panic into *err, marking the reader failed.
 func (r *arrowReader) recoverInto(stage string, err *error) {
 	if p := recover(); p != nil {
-		*err = fmt.Errorf("%s %s: malformed arrow data: %v", stage, r.stream, p)
+		where := "footer or schema"
+		if r.msgs.at > 0 {
+			where = fmt.Sprintf("message at byte %d", r.msgs.at)
+		}
+		*err = fmt.Errorf("%s %s: malformed arrow data in the %s (%v)", stage, r.stream, where, p)
 		if r.err == nil {
 			r.err = *err
 		}
@@ -115,7 +128,7 @@ func (r *arrowReader) open(src ReadAtSeeker, stream string, want []arrow.Field, 
 			return fmt.Errorf("opening %s: no column %q", stream, f.Name)
 		}
 		got := schema.Field(idx[0])
-		if !arrow.TypeEqual(got.Type, f.Type) {
+		if !arrow.TypeEqual(got.Type, f.Type) && !arrowStringColType(f.Type, got.Type) {
 			return fmt.Errorf("opening %s: column %q is %s, want %s", stream, f.Name, got.Type, f.Type)
 		}
 		r.cols[i] = idx[0]
@@ -124,9 +137,9 @@ func (r *arrowReader) open(src ReadAtSeeker, stream string, want []arrow.Field, 
 }
 
 // readFooter parses the file's footer: the schema's metadata, and the
-// messages of the file in file order (the schema message at offset 8 first,
-// then the dictionary and record batches the footer lists), each checked to
-// lie inside the file.
+// messages to read: a schema message built from the footer's schema, then
+// the dictionary and record batches the footer lists, each checked to lie
+// inside the file.
 func (r *arrowReader) readFooter() (blocks []arrowBlock, md arrow.Metadata, err error) {
 	const tail = 10 // footer length and magic
 	if r.size < 16+tail {
@@ -163,22 +176,18 @@ func (r *arrowReader) readFooter() (blocks []arrowBlock, md arrow.Metadata, err 
 	if md, err = arrowFBSchemaMeta(b, sch); err != nil {
 		return nil, md, fmt.Errorf("footer schema: %w", err)
 	}
-	// The schema message: continuation marker (or, before Arrow 0.15, none)
-	// and the length of its flatbuffer.
-	first := arrowBlock{offset: 8}
-	ml := int64(binary.LittleEndian.Uint32(head[8:]))
-	pre := int64(8)
-	if binary.LittleEndian.Uint32(head[8:]) != 0xffffffff {
-		ml, pre = int64(binary.LittleEndian.Uint32(head[8:])), 4
-	} else {
-		ml = int64(binary.LittleEndian.Uint32(head[12:]))
-	}
-	if ml < 8 || ml > arrowMaxMeta || 8+pre+ml > start {
-		return nil, md, fmt.Errorf("bad schema message length %d", ml)
-	}
-	first.meta = int32(pre + ml)
-	blocks = append(blocks, first)
+	// The schema comes from the footer, not from a Schema message at offset
+	// 8: the file format repeats the schema there, but not every writer
+	// writes that message (apache-arrow's JavaScript file writer starts the
+	// file with the dictionary batches), and the footer's is the one file
+	// readers use.
+	blocks = append(blocks, arrowBlock{offset: -1, schema: arrowFooterSchemaMessage(b, sch)})
+	// Then the dictionaries and the record batches in footer order, as file
+	// readers take them: every dictionary before the first record batch
+	// (where a file grows a dictionary by deltas, indices stay valid as
+	// deltas only append).
 	for _, field := range []int{2, 3} { // dictionaries, recordBatches
+		kind := map[int]string{2: "dictionary", 3: "record batch"}[field]
 		v, cnt, ok, err := arrowFBVector(b, tab, field, 24)
 		if err != nil {
 			return nil, md, fmt.Errorf("malformed footer: %w", err)
@@ -189,14 +198,13 @@ func (r *arrowReader) readFooter() (blocks []arrowBlock, md arrow.Metadata, err 
 		for i := 0; i < cnt; i++ {
 			q := b[v+24*i:]
 			blk := arrowBlock{offset: int64(binary.LittleEndian.Uint64(q)), meta: int32(binary.LittleEndian.Uint32(q[8:])), body: int64(binary.LittleEndian.Uint64(q[16:]))}
-			if blk.offset < 8+int64(first.meta) || blk.meta < 8 || blk.meta > arrowMaxMeta || blk.body < 0 ||
+			if blk.offset < 8 || blk.meta < 8 || blk.meta > arrowMaxMeta || blk.body < 0 ||
 				blk.offset > start || blk.body > start-blk.offset-int64(blk.meta) {
-				return nil, md, fmt.Errorf("block %d (offset %d, metadata %d, body %d) outside the file", i, blk.offset, blk.meta, blk.body)
+				return nil, md, fmt.Errorf("%s block %d (offset %d, metadata %d, body %d) outside the file", kind, i, blk.offset, blk.meta, blk.body)
 			}
 			blocks = append(blocks, blk)
 		}
 	}
-	sort.Slice(blocks, func(i, j int) bool { return blocks[i].offset < blocks[j].offset })
 	return blocks, md, nil
 }
 
@@ -206,6 +214,7 @@ type arrowMessages struct {
 	r      *arrowReader
 	blocks []arrowBlock
 	next   int
+	at     int64 // file offset of the message last returned
 	msg    *ipc.Message
 	dec    *zstd.Decoder // for inflate, created on first use
 }
@@ -235,14 +244,20 @@ func (m *arrowMessages) Message() (*ipc.Message, error) {
 	}
 	blk := m.blocks[m.next]
 	m.next++
-	b := make([]byte, blk.meta)
-	if _, err := m.r.src.ReadAt(b, blk.offset); err != nil {
-		return nil, err
-	}
-	if binary.LittleEndian.Uint32(b) == 0xffffffff {
-		b = b[8:]
+	m.at = blk.offset
+	var b []byte
+	if blk.schema != nil {
+		b = blk.schema
 	} else {
-		b = b[4:]
+		b = make([]byte, blk.meta)
+		if _, err := m.r.src.ReadAt(b, blk.offset); err != nil {
+			return nil, fmt.Errorf("message at offset %d: %w", blk.offset, err)
+		}
+		if binary.LittleEndian.Uint32(b) == 0xffffffff {
+			b = b[8:]
+		} else {
+			b = b[4:]
+		}
 	}
 	body, rb, err := m.r.checkMessageRB(b, blk)
 	if err != nil {
@@ -251,9 +266,11 @@ func (m *arrowMessages) Message() (*ipc.Message, error) {
 	mem := m.r.cfg.mem
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(body))
-	if _, err := m.r.src.ReadAt(buf.Bytes(), blk.offset+int64(blk.meta)); err != nil {
-		buf.Release()
-		return nil, err
+	if body > 0 { // a schema (from the footer) has none
+		if _, err := m.r.src.ReadAt(buf.Bytes(), blk.offset+int64(blk.meta)); err != nil {
+			buf.Release()
+			return nil, fmt.Errorf("message at offset %d: %w", blk.offset, err)
+		}
 	}
 	if rb != 0 {
 		plain, err := m.inflate(b, rb, buf.Bytes())
@@ -282,7 +299,7 @@ func (m *arrowMessages) Message() (*ipc.Message, error) {
 // (checked against the batch bound by checkMessage).
 func (m *arrowMessages) inflate(b []byte, rb int, raw []byte) (*memory.Buffer, error) {
 	if m.dec == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(arrowMaxBatchBytes(maxArrowBatchRows))))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(m.r.cfg.maxBatchBytes(m.r.cfg.maxRows))))
 		if err != nil {
 			return nil, err
 		}
@@ -390,16 +407,14 @@ func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (body int64, crb 
 	}
 	switch typ {
 	case ipc.MessageSchema:
-		if blk.body != 0 && blk.offset == 8 {
-			return 0, 0, errors.New("schema message with a body")
+		if blk.schema == nil {
+			return 0, 0, errors.New("schema message in a record or dictionary block")
 		}
 		if _, err := arrowFBSchemaMeta(b, rb); err != nil {
 			return 0, 0, err
 		}
-		if blk.offset == 8 {
-			r.nodes, r.bufs, r.dictBufs, err = arrowFBLayout(b, rb)
-			r.layout = err == nil
-		}
+		r.nodes, r.bufs, r.dictBufs, err = arrowFBLayout(b, rb)
+		r.layout = err == nil
 		return 0, 0, err
 	case ipc.MessageRecordBatch:
 		needNodes, needBufs = r.nodes, r.bufs
@@ -423,8 +438,8 @@ func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (body int64, crb 
 	default:
 		return 0, 0, fmt.Errorf("unexpected message type %d", typ)
 	}
-	if blk.offset == 8 || !r.layout {
-		return 0, 0, errors.New("file does not start with a schema")
+	if blk.schema != nil || !r.layout {
+		return 0, 0, errors.New("footer schema is not a schema")
 	}
 	if body > blk.body {
 		return 0, 0, fmt.Errorf("body of %d bytes in a block of %d", body, blk.body)
@@ -438,8 +453,8 @@ func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (body int64, crb 
 	if off, ok := arrowFBField(b, rb, 0); ok && off != 0 && rb+off+8 <= len(b) {
 		rows = int64(binary.LittleEndian.Uint64(b[rb+off:]))
 	}
-	if rows < 0 || rows > maxArrowBatchRows {
-		return 0, 0, fmt.Errorf("batch of %d rows (at most %d)", rows, maxArrowBatchRows)
+	if rows < 0 || rows > r.cfg.maxRows {
+		return 0, 0, fmt.Errorf("batch of %d rows (at most %d)", rows, r.cfg.maxRows)
 	}
 	_, nn, _, err := arrowFBVector(b, rb, 1, 16)
 	if err != nil {
@@ -458,7 +473,7 @@ func (r *arrowReader) checkMessageRB(b []byte, blk arrowBlock) (body int64, crb 
 	off, _ := arrowFBField(b, rb, 3)
 	compressed := off != 0
 	var total int64
-	limit := arrowMaxBatchBytes(rows)
+	limit := r.cfg.maxBatchBytes(rows)
 	start := blk.offset + int64(blk.meta)
 	var pre [8]byte
 	for i := 0; i < n; i++ {
@@ -495,9 +510,10 @@ func (r *arrowReader) nextBatch() error {
 	for r.ipc.Next() {
 		rec := r.ipc.Record() // valid until the next call to Next
 		r.batch++
+		r.at = r.msgs.at
 		for c := 0; c < int(rec.NumCols()); c++ {
 			if int64(rec.Column(c).Len()) != rec.NumRows() {
-				return fmt.Errorf("reading %s batch %d: column %d has %d rows, want %d", r.stream, r.batch-1, c, rec.Column(c).Len(), rec.NumRows())
+				return fmt.Errorf("reading %s: column %d has %d rows, want %d", r.where(), c, rec.Column(c).Len(), rec.NumRows())
 			}
 		}
 		if rec.NumRows() > 0 {
@@ -506,9 +522,23 @@ func (r *arrowReader) nextBatch() error {
 		}
 	}
 	if err := r.ipc.Err(); err != nil {
-		return fmt.Errorf("reading %s batch %d: %w", r.stream, r.batch, err)
+		return fmt.Errorf("reading %s batch %d at byte %d: %w", r.stream, r.batch, r.msgs.at, err)
 	}
 	return io.EOF
+}
+
+// where names the batch last loaded and its place in the file.
+func (r *arrowReader) where() string {
+	return fmt.Sprintf("%s batch %d at byte %d", r.stream, r.batch-1, r.at)
+}
+
+// named prefixes err with the reader's file name (WithName), if any; io.EOF
+// stays as is.
+func (r *arrowReader) named(err error) error {
+	if err == nil || err == io.EOF || r.cfg.name == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", r.cfg.name, err)
 }
 
 func (r *arrowReader) close() error {
@@ -575,4 +605,104 @@ func arrowDictLookup(d *array.Dictionary, values []string, i int) (string, error
 		return "", fmt.Errorf("dictionary index %d out of range (%d values)", k, len(values))
 	}
 	return values[k], nil
+}
+
+// arrowStringColType reports whether a column of type got can be read as
+// want by arrowStringCol: want is utf8 and got is utf8 or a dictionary of
+// utf8 (comm and cgroup_path were dictionary-encoded, with delta
+// dictionaries, in files written before they became plain; other writers
+// may dictionary-encode any string column).
+//
+// Likewise a dictionary column (action) may come with another integer index
+// type than ours: arrow-go's Parquet reader, for one, returns int32 indices.
+func arrowStringColType(want, got arrow.DataType) bool {
+	d, ok := got.(*arrow.DictionaryType)
+	if !ok || d.ValueType.ID() != arrow.STRING || !arrow.IsInteger(d.IndexType.ID()) {
+		return false
+	}
+	w, isDict := want.(*arrow.DictionaryType)
+	return want.ID() == arrow.STRING || (isDict && w.ValueType.ID() == arrow.STRING)
+}
+
+// arrowInternMax bounds the distinct values an arrowStringCol keeps
+// interned; past it, values are copied row by row.
+const arrowInternMax = 1 << 14
+
+// arrowStringCol reads a nullable string column stored as utf8 or as a
+// dictionary of utf8 (arrowStringColType), returning copies independent of
+// the batch. Values repeat (process names, cgroup paths), so it returns one
+// copy per distinct value, up to arrowInternMax of them.
+type arrowStringCol struct {
+	plain  *array.String
+	dict   *array.Dictionary
+	dictV  arrowDictValues
+	values []string
+	intern map[string]string
+}
+
+// load points the column at a batch's array.
+func (c *arrowStringCol) load(a arrow.Array) error {
+	c.plain, c.dict = nil, nil
+	switch a := a.(type) {
+	case *array.String:
+		c.plain = a
+		return nil
+	case *array.Dictionary:
+		v, err := c.dictV.get(a)
+		if err != nil {
+			return err
+		}
+		c.dict, c.values = a, v
+		return nil
+	}
+	return fmt.Errorf("column is %s, want utf8", a.DataType())
+}
+
+// value returns row i, "" if null.
+func (c *arrowStringCol) value(i int) (string, error) {
+	if c.dict != nil {
+		return arrowDictLookup(c.dict, c.values, i)
+	}
+	if c.plain.IsNull(i) {
+		return "", nil
+	}
+	v := c.plain.Value(i) // aliases the batch's memory
+	if s, ok := c.intern[v]; ok {
+		return s, nil
+	}
+	s := string([]byte(v))
+	if c.intern == nil {
+		c.intern = make(map[string]string)
+	}
+	if len(c.intern) < arrowInternMax {
+		c.intern[s] = s
+	}
+	return s, nil
+}
+
+// arrowFooterSchemaMessage returns the flatbuffer of a Schema message whose
+// schema is the Schema table at sch in the footer flatbuffer footer: a
+// Message table (version V5, header type Schema, header, no body) followed
+// by a copy of the footer, whose references, relative, stay valid:
+//
+//	0   root offset: Message table at 16
+//	4   vtable (10 bytes, padded to 12): version@8 header_type@10 header@4
+//	16  Message table: vtable, header (-> 32+sch), version, header_type
+//	32  the footer (8-aligned, as flatbuffers lay it out)
+func arrowFooterSchemaMessage(footer []byte, sch int) []byte {
+	const at = 32
+	m := make([]byte, at+len(footer))
+	le := binary.LittleEndian
+	le.PutUint32(m[0:], 16)
+	le.PutUint16(m[4:], 10)  // vtable size
+	le.PutUint16(m[6:], 12)  // table size
+	le.PutUint16(m[8:], 8)   // version
+	le.PutUint16(m[10:], 10) // header_type
+	le.PutUint16(m[12:], 4)  // header
+	le.PutUint32(m[16:], 12) // soffset to the vtable
+	le.PutUint32(m[20:], uint32(at+sch-20))
+	le.PutUint16(m[24:], arrowMetadataV5)
+	m[26] = byte(ipc.MessageSchema)
+	copy(m[at:], footer)
+	return m
 }

@@ -25,7 +25,7 @@ type RequestWriter struct {
 	times                                             [5]arrowFixed[int64] // queue, get, insert, issue, complete
 	errno                                             arrowFixed[int16]
 	flags                                             arrowFixed[uint16]
-	comm                                              *arrowDictStrings
+	comm                                              arrowStrings
 }
 
 // NewRequestWriter starts a requests file on w, as NewEventWriter does for
@@ -38,8 +38,6 @@ func NewRequestWriter(w io.Writer, meta trace.Meta, opts ...Option) (*RequestWri
 	for i := range rw.times {
 		rw.times[i].nullable = true
 	}
-	rw.comm = newArrowDictStrings()
-	rw.addDicts(&rw.comm.dict)
 	rw.rows = rw.cfg.batchRows
 	rw.reset()
 	return rw, nil
@@ -180,15 +178,13 @@ func (w *RequestWriter) Close() error {
 // concurrent use.
 type RequestFileReader struct {
 	arrowReader
-	comms                              arrowDictValues
 	id, sector, cgroup, fromSector     []uint64
 	dev, bytes, cat, pid, fromDev      []uint32
 	bios, back, front, requeues, first []uint32
 	errno                              []int16
 	flags                              []uint16
 	times                              [5]*array.Int64
-	comm                               *array.Dictionary
-	commV                              []string
+	comm                               arrowStringCol
 }
 
 // OpenRequests opens a requests file, as OpenEvents does for events.
@@ -196,7 +192,7 @@ func OpenRequests(r ReadAtSeeker, opts ...Option) (*RequestFileReader, error) {
 	rr := &RequestFileReader{}
 	if err := rr.open(r, StreamRequests, arrowRequestFields(), func(int) bool { return false }, opts); err != nil {
 		rr.close()
-		return nil, err
+		return nil, rr.named(err)
 	}
 	return rr, nil
 }
@@ -218,9 +214,7 @@ func (r *RequestFileReader) load() error {
 	for k := range r.times {
 		r.times[k] = r.column(rqQueue + k).(*array.Int64)
 	}
-	r.comm = r.column(rqComm).(*array.Dictionary)
-	var err error
-	if r.commV, err = r.comms.get(r.comm); err != nil {
+	if err := r.comm.load(r.column(rqComm)); err != nil {
 		return fmt.Errorf("comm: %w", err)
 	}
 	return nil
@@ -229,7 +223,12 @@ func (r *RequestFileReader) load() error {
 // ReadRequest returns the next request, or io.EOF after the last. Null
 // times read as NoTime. After an error other than io.EOF the reader stays
 // failed.
-func (r *RequestFileReader) ReadRequest() (q trace.Request, err error) {
+func (r *RequestFileReader) ReadRequest() (trace.Request, error) {
+	q, err := r.readRequest()
+	return q, r.named(err)
+}
+
+func (r *RequestFileReader) readRequest() (q trace.Request, err error) {
 	if r.err != nil {
 		return trace.Request{}, r.err
 	}
@@ -242,7 +241,7 @@ func (r *RequestFileReader) ReadRequest() (q trace.Request, err error) {
 			return trace.Request{}, err
 		}
 		if err := r.load(); err != nil {
-			r.err = fmt.Errorf("reading %s batch %d: %w", r.stream, r.batch-1, err)
+			r.err = fmt.Errorf("reading %s: %w", r.where(), err)
 			return trace.Request{}, r.err
 		}
 	}
@@ -262,8 +261,8 @@ func (r *RequestFileReader) ReadRequest() (q trace.Request, err error) {
 		}
 	}
 	q.Queue, q.Get, q.Insert, q.Issue, q.Complete = t[0], t[1], t[2], t[3], t[4]
-	if q.Comm, err = arrowDictLookup(r.comm, r.commV, i); err != nil {
-		r.err = fmt.Errorf("reading %s batch %d row %d: %w", r.stream, r.batch-1, i, err)
+	if q.Comm, err = r.comm.value(i); err != nil {
+		r.err = fmt.Errorf("reading %s row %d: %w", r.where(), i, err)
 		return trace.Request{}, r.err
 	}
 	return q, nil

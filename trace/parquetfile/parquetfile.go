@@ -1,0 +1,234 @@
+// Package parquetfile writes tracesched's events and requests as Parquet
+// files, for the tools that query Parquet (DuckDB, Polars, pandas, Spark,
+// ClickHouse...): the same columns, in the same order and of the same Arrow
+// types, and the same metadata as the Arrow files of package
+// trace/arrowfile, whose writers build the columns (their record mode).
+//
+// Layout:
+//
+//   - zstd (level 1: fastest) on every column;
+//   - row groups of at most DefaultRowGroupRows rows (WithRowGroupRows), so
+//     the writer's memory is one row group's columns whatever the capture's
+//     length, and readers can skip row groups by their statistics;
+//   - min/max statistics on the time columns (time_ns; queue_ns to
+//     complete_ns), the sector columns (sector, from_sector, split_sector)
+//     and on id, dev, pid and cgroup; none on the others;
+//   - Parquet dictionary encoding on the string columns (comm,
+//     cgroup_path, action, msg_sched), plain encoding elsewhere;
+//   - the schema's metadata (tracesched.schema_version, tracesched.stream,
+//     tracesched.source, ...: see trace/arrowfile) as the file's key-value
+//     metadata, written at Close, so that SetMeta can supply what is known
+//     only at the end of the input; and the Arrow schema (ARROW:schema), so
+//     Arrow-based readers get back the unsigned types, the dictionaries and
+//     the unit=ns field metadata.
+//
+// Times are int64 nanoseconds since the capture's origin
+// (tracesched.origin_ns), as in the Arrow files: not Parquet timestamps.
+package parquetfile
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/trace/arrowfile"
+)
+
+// DefaultRowGroupRows is the default number of rows per row group: 128 Ki
+// (DuckDB writes 122,880), about 14 MiB of event columns in memory.
+const DefaultRowGroupRows = 128 << 10
+
+// Option configures a writer.
+type Option func(*config)
+
+type config struct {
+	rowGroupRows int
+	mem          memory.Allocator
+}
+
+// WithRowGroupRows sets the rows per row group (values below 1 select
+// DefaultRowGroupRows; at most 4 Mi).
+func WithRowGroupRows(n int) Option {
+	return func(c *config) {
+		if n >= 1 {
+			c.rowGroupRows = min(n, 4<<20)
+		}
+	}
+}
+
+// WithAllocator sets the allocator for the column buffers and the Parquet
+// encoder.
+func WithAllocator(mem memory.Allocator) Option { return func(c *config) { c.mem = mem } }
+
+// statsColumns are the columns with min/max statistics.
+var statsColumns = []string{
+	"time_ns", "queue_ns", "get_ns", "insert_ns", "issue_ns", "complete_ns",
+	"sector", "from_sector", "split_sector", "id", "dev", "pid", "cgroup",
+}
+
+// dictColumns are the columns written with Parquet dictionary encoding.
+var dictColumns = []string{"comm", "cgroup_path", "action", "msg_sched"}
+
+// writer is what the event and request writers share.
+type writer struct {
+	fw     *pqarrow.FileWriter
+	stream string
+	meta   trace.Meta
+	schema func(trace.Meta) *arrow.Schema
+	closed bool
+	err    error
+}
+
+func newConfig(opts []Option) config {
+	c := config{rowGroupRows: DefaultRowGroupRows}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.mem == nil {
+		c.mem = memory.NewGoAllocator()
+	}
+	return c
+}
+
+func (w *writer) open(out io.Writer, schema *arrow.Schema, cfg config) error {
+	props := []parquet.WriterProperty{
+		parquet.WithAllocator(cfg.mem),
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1),
+		parquet.WithMaxRowGroupLength(int64(cfg.rowGroupRows)),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithStats(false),
+		parquet.WithCreatedBy("tracesched"),
+	}
+	for _, c := range dictColumns {
+		if len(schema.FieldIndices(c)) > 0 {
+			props = append(props, parquet.WithDictionaryFor(c, true))
+		}
+	}
+	for _, c := range statsColumns {
+		if len(schema.FieldIndices(c)) > 0 {
+			props = append(props, parquet.WithStatsFor(c, true))
+		}
+	}
+	// Hide out's Close, if any: the Parquet writer closes what it writes to.
+	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{out}, parquet.NewWriterProperties(props...),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(cfg.mem)))
+	if err != nil {
+		return fmt.Errorf("starting %s parquet file: %w", w.stream, err)
+	}
+	w.fw = fw
+	return nil
+}
+
+// write writes one batch of rows as a row group.
+func (w *writer) write(rec arrow.Record) error {
+	if err := w.fw.Write(rec); err != nil {
+		return fmt.Errorf("writing %s row group: %w", w.stream, err)
+	}
+	return nil
+}
+
+// finish adds the metadata and writes the footer.
+func (w *writer) finish() error {
+	md := w.schema(w.meta).Metadata()
+	for i, k := range md.Keys() {
+		if err := w.fw.AppendKeyValueMetadata(k, md.Values()[i]); err != nil {
+			return fmt.Errorf("writing %s parquet metadata: %w", w.stream, err)
+		}
+	}
+	if err := w.fw.Close(); err != nil {
+		return fmt.Errorf("writing %s parquet footer: %w", w.stream, err)
+	}
+	return nil
+}
+
+// EventWriter writes events to a Parquet file with the events schema of
+// trace/arrowfile. It needs no seeking. Not safe for concurrent use.
+type EventWriter struct {
+	writer
+	rows *arrowfile.EventWriter
+}
+
+// NewEventWriter starts an events file on out. meta is written at Close
+// unless SetMeta replaces it. Nothing is written before the first row
+// group is full or Close is called.
+func NewEventWriter(out io.Writer, meta trace.Meta, opts ...Option) (*EventWriter, error) {
+	cfg := newConfig(opts)
+	w := &EventWriter{writer: writer{stream: arrowfile.StreamEvents, meta: meta, schema: arrowfile.EventSchema}}
+	rows, err := arrowfile.NewEventRecords(w.write, arrowfile.WithBatchRows(cfg.rowGroupRows), arrowfile.WithAllocator(cfg.mem))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.open(out, rows.Schema(), cfg); err != nil {
+		rows.Close()
+		return nil, err
+	}
+	w.rows = rows
+	return w, nil
+}
+
+// SetMeta replaces the capture metadata written at Close.
+func (w *EventWriter) SetMeta(meta trace.Meta) { w.meta = meta }
+
+// Write appends e; see arrowfile.EventWriter.Write for what it refuses.
+func (w *EventWriter) Write(e *trace.Event) error { return w.rows.Write(e) }
+
+// Close writes the last row group, the metadata and the footer. It does
+// not close out.
+func (w *EventWriter) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err = w.rows.Close(); w.err == nil {
+		w.err = w.finish()
+	}
+	return w.err
+}
+
+// RequestWriter writes requests to a Parquet file with the requests schema
+// of trace/arrowfile, in the order written.
+type RequestWriter struct {
+	writer
+	rows *arrowfile.RequestWriter
+}
+
+// NewRequestWriter starts a requests file on out, as NewEventWriter does.
+func NewRequestWriter(out io.Writer, meta trace.Meta, opts ...Option) (*RequestWriter, error) {
+	cfg := newConfig(opts)
+	w := &RequestWriter{writer: writer{stream: arrowfile.StreamRequests, meta: meta, schema: arrowfile.RequestSchema}}
+	rows, err := arrowfile.NewRequestRecords(w.write, arrowfile.WithBatchRows(cfg.rowGroupRows), arrowfile.WithAllocator(cfg.mem))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.open(out, rows.Schema(), cfg); err != nil {
+		rows.Close()
+		return nil, err
+	}
+	w.rows = rows
+	return w, nil
+}
+
+// SetMeta replaces the capture metadata written at Close.
+func (w *RequestWriter) SetMeta(meta trace.Meta) { w.meta = meta }
+
+// Write appends r. Times equal to trace.NoTime are written as nulls.
+func (w *RequestWriter) Write(r *trace.Request) error { return w.rows.Write(r) }
+
+// Close writes the last row group, the metadata and the footer.
+func (w *RequestWriter) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err = w.rows.Close(); w.err == nil {
+		w.err = w.finish()
+	}
+	return w.err
+}

@@ -1,0 +1,278 @@
+package parquetfile
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/tracesched/tracesched/internal/fixture"
+	"github.com/tracesched/tracesched/trace"
+	"github.com/tracesched/tracesched/trace/arrowfile"
+)
+
+// reencode reads a Parquet file with arrow-go's Parquet reader and writes
+// what it read as an Arrow IPC file (arrow-go's writer), with the Parquet
+// file's key-value metadata as the schema's: the Parquet file holds our
+// columns if trace/arrowfile's reader reads that file back to what was
+// written. It also returns the Parquet reader for more checks.
+func reencode(t *testing.T, data []byte) ([]byte, *file.Reader) {
+	t.Helper()
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	kv := pf.MetaData().KeyValueMetadata()
+	var keys, vals []string
+	for _, k := range kv.Keys() {
+		if k == "ARROW:schema" {
+			continue
+		}
+		keys = append(keys, k)
+		vals = append(vals, *kv.FindValue(k))
+	}
+	md := arrow.NewMetadata(keys, vals)
+	out, err := os.CreateTemp(t.TempDir(), "*.arrow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	iw, err := ipc.NewFileWriter(out, ipc.WithSchema(arrow.NewSchema(tbl.Schema().Fields(), &md)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := array.NewTableReader(tbl, 4096)
+	defer tr.Release()
+	for tr.Next() {
+		if err := iw.Write(tr.Record()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := iw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, pf
+}
+
+func fixtureEvents(t *testing.T) ([]trace.Event, trace.Meta) {
+	path := fixture.Path(t, "fx-bfq-2cg-w100-900")
+	return fixture.Events(t, path)
+}
+
+// TestEventsRoundTrip writes a real capture's events (repository fixture
+// fx-bfq-2cg-w100-900: BFQ messages, two cgroups) to Parquet in row groups
+// of 1000 rows and checks, through arrow-go's Parquet reader, every event,
+// the metadata, the row groups and the statistics of time_ns and sector.
+func TestEventsRoundTrip(t *testing.T) {
+	evs, meta := fixtureEvents(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	var buf bytes.Buffer
+	w, err := NewEventWriter(&buf, trace.Meta{}, WithRowGroupRows(1000), WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range evs {
+		if err := w.Write(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.SetMeta(meta)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mem.AssertSize(t, 0)
+	ipcData, pf := reencode(t, buf.Bytes())
+	r, err := arrowfile.OpenEvents(bytes.NewReader(ipcData))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := 0; ; i++ {
+		e, err := r.ReadEvent()
+		if err == io.EOF {
+			if i != len(evs) {
+				t.Fatalf("%d events, want %d", i, len(evs))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(e, evs[i]) {
+			t.Fatalf("event %d:\n got %+v\nwant %+v", i, e, evs[i])
+		}
+	}
+	if !reflect.DeepEqual(r.Meta(), meta) {
+		t.Fatalf("meta\n got %+v\nwant %+v", r.Meta(), meta)
+	}
+	md := pf.MetaData()
+	_ = md
+	if want := (len(evs) + 999) / 1000; pf.NumRowGroups() != want {
+		t.Fatalf("%d row groups, want %d", pf.NumRowGroups(), want)
+	}
+	timeCol := md.Schema.ColumnIndexByName("time_ns")
+	sectorCol := md.Schema.ColumnIndexByName("sector")
+	textCol := md.Schema.ColumnIndexByName("text")
+	row := 0
+	for g := 0; g < pf.NumRowGroups(); g++ {
+		rg := pf.MetaData().RowGroup(g)
+		n := int(rg.NumRows())
+		for _, c := range []int{timeCol, sectorCol} {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, err := cc.StatsSet()
+			if err != nil || !set {
+				t.Fatalf("row group %d column %d: no statistics (%v)", g, c, err)
+			}
+			st, err := cc.Statistics()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, hi := int64(1<<62), int64(-1<<62)
+			for _, e := range evs[row : row+n] {
+				v := int64(e.Time)
+				if c == sectorCol {
+					v = int64(e.Sector)
+				}
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			is, ok := st.(*metadata.Int64Statistics)
+			if !ok {
+				t.Fatalf("row group %d column %d: statistics %T", g, c, st)
+			}
+			if is.Min() != lo || is.Max() != hi {
+				t.Fatalf("row group %d column %d: min/max %d %d, want %d %d", g, c, is.Min(), is.Max(), lo, hi)
+			}
+		}
+		if cc, _ := rg.ColumnChunk(textCol); cc != nil {
+			if set, _ := cc.StatsSet(); set {
+				t.Fatalf("row group %d: statistics on text", g)
+			}
+		}
+		row += n
+	}
+}
+
+// TestRequestsRoundTrip does the same for requests rebuilt from the
+// fixture, with nulls (times never observed) included.
+func TestRequestsRoundTrip(t *testing.T) {
+	evs, meta := fixtureEvents(t)
+	var rqs []trace.Request
+	rb := trace.NewRebuilder(func(q *trace.Request) { rqs = append(rqs, *q) }, nil)
+	for i := range evs {
+		rb.Add(&evs[i])
+	}
+	rb.Close()
+	var buf bytes.Buffer
+	w, err := NewRequestWriter(&buf, meta, WithRowGroupRows(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rqs {
+		if err := w.Write(&rqs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ipcData, pf := reencode(t, buf.Bytes())
+	if got, want := pf.NumRowGroups(), (len(rqs)+99)/100; got != want {
+		t.Fatalf("%d row groups, want %d", got, want)
+	}
+	r, err := arrowfile.OpenRequests(bytes.NewReader(ipcData))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := 0; ; i++ {
+		q, err := r.ReadRequest()
+		if err == io.EOF {
+			if i != len(rqs) {
+				t.Fatalf("%d requests, want %d", i, len(rqs))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q != rqs[i] {
+			t.Fatalf("request %d:\n got %+v\nwant %+v", i, q, rqs[i])
+		}
+	}
+	if !reflect.DeepEqual(r.Meta(), meta) {
+		t.Fatalf("meta %+v", r.Meta())
+	}
+}
+
+// TestEmpty writes files without rows: valid Parquet with the schema and
+// the metadata.
+func TestEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewEventWriter(&buf, trace.Meta{Source: "blktrace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.NumRows() != 0 || pf.MetaData().Schema.NumColumns() != len(arrowfile.EventSchema(trace.Meta{}).Fields()) {
+		t.Fatalf("%d rows, %d columns", pf.NumRows(), pf.MetaData().Schema.NumColumns())
+	}
+	if v := pf.MetaData().KeyValueMetadata().FindValue("tracesched.stream"); v == nil || *v != "events" {
+		t.Fatalf("tracesched.stream %v", v)
+	}
+}
+
+// closeRecorder records Close calls.
+type closeRecorder struct {
+	bytes.Buffer
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// TestCloseLeavesOutputOpen: Close must not close the io.Writer it was
+// given (the command commits the file after Close).
+func TestCloseLeavesOutputOpen(t *testing.T) {
+	var out closeRecorder
+	w, err := NewRequestWriter(&out, trace.Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out.closed || out.Len() == 0 {
+		t.Fatalf("closed %v, %d bytes", out.closed, out.Len())
+	}
+}
