@@ -184,3 +184,28 @@ func TestMissingCPUFileWarningCounts(t *testing.T) {
 		t.Errorf("stderr %q: want %q", errOut, want)
 	}
 }
+
+// Issue 14 "also seen": calibrate printed "nonrotational (chosen by
+// cross-validated demerit)" while listing a lower demerit for rotational
+// on public/centos7-dm-remap; the rule that rules rotational out (service
+// times that do not grow with seek distance) is now said beside it. And on
+// public/keks-discard (D/C only) it found 0 usable requests.
+func TestCalibrateMessagesAgreeWithTheRule(t *testing.T) {
+	in := shared.Path(t, "captures", "public", "centos7-dm-remap")
+	_, errOut, code := run(t, "calibrate", "-o", filepath.Join(t.TempDir(), "d.json"), in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(errOut, "(chosen by cross-validated demerit)") && strings.Contains(errOut, "candidate rotational") {
+		// The chosen kind must then have the lowest demerit: no unexplained lower candidate.
+		t.Errorf("calibrate claims the demerit decided:\n%s", errOut)
+	}
+	if !strings.Contains(errOut, "ruled out") {
+		t.Errorf("no reason given for passing over the lower rotational demerit:\n%s", errOut)
+	}
+	k := shared.Path(t, "captures", "public", "keks-discard")
+	_, errOut, code = run(t, "calibrate", "-o", filepath.Join(t.TempDir(), "k.json"), k)
+	if code != exitOK || strings.Contains(errOut, "too few") {
+		t.Errorf("keks-discard: exit %d: %s", code, errOut)
+	}
+}
