@@ -192,10 +192,11 @@ func TestMissingCPUFileWarningCounts(t *testing.T) {
 // public/keks-discard (D/C only) it found 0 usable requests.
 func TestCalibrateMessagesAgreeWithTheRule(t *testing.T) {
 	in := shared.Path(t, "captures", "public", "centos7-dm-remap")
-	_, errOut, code := run(t, "calibrate", "-o", filepath.Join(t.TempDir(), "d.json"), in)
+	out, errOut, code := run(t, "calibrate", "-o", filepath.Join(t.TempDir(), "d.json"), in)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	errOut += out // the fit goes to stdout or stderr
 	if strings.Contains(errOut, "(chosen by cross-validated demerit)") && strings.Contains(errOut, "candidate rotational") {
 		// The chosen kind must then have the lowest demerit: no unexplained lower candidate.
 		t.Errorf("calibrate claims the demerit decided:\n%s", errOut)
