@@ -70,7 +70,7 @@ func diffRun(ios *IOStreams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights})
+	result := diff.Compare(realSide, predSide, thinkOptions(diff.Options{Weights: weights}, predSide.Meta, realSide.Meta))
 	switch {
 	case opts.json:
 		return result.WriteJSON(ios.Out)

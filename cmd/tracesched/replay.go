@@ -333,7 +333,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 
 	// 6. The diff.
 	idle, idleOff := diff.ThinkOptions(sets)
-	result := diff.Compare(realSide, predSide, diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff})
+	result := diff.Compare(realSide, predSide, thinkOptions(diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}, pmeta))
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"

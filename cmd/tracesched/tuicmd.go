@@ -52,7 +52,7 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 					return nil, info, err
 				}
 				info.Weights = w
-				return diff.Compare(realSide, predSide, diff.Options{Weights: w}), info, nil
+				return diff.Compare(realSide, predSide, thinkOptions(diff.Options{Weights: w}, predSide.Meta, realSide.Meta)), info, nil
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
