@@ -340,6 +340,7 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s, in %.2f s; device %s\n",
 		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
+	explainOpenSpan(ios, mode, res, result.WallSeconds, result.SimulatedSeconds)
 	switch {
 	case opts.json:
 		return result.WriteJSON(ios.Out)
