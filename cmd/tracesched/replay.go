@@ -262,13 +262,16 @@ func replayRun(ios *IOStreams, opts *replayOptions, model schedModel) error {
 	warnUnknownWeights(ios, opts.input, weights, realSide)
 
 	// 2. The workload: the capture's bios per process, streamed again at replay.
+	stop := heartbeat(ios, "scanning the workload and calibrating the device model")
 	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return openInput(opts.input) })
 	if err != nil {
+		stop()
 		return fmt.Errorf("%s: %w", opts.input, err)
 	}
 
 	// 3. The device model.
 	dm, fitNote, err := deviceModel(opts, realSide.Requests, w.Dev)
+	stop()
 	if err != nil {
 		return err
 	}
