@@ -101,7 +101,7 @@ run issue-only-2M-stats 0 120 'closed while in flight' -- "$bin" stats "$work/is
 if [ -z "${HOSTILE_QUICK:-}" ] && [ -d "$shared/captures/public/hadoop-node8" ]; then
 	h=$shared/captures/public/hadoop-node8
 	run hadoop-stats 0 120 'requests never complete' -- "$bin" stats "$h"
-	run hadoop-replay-bfq 0 600 'tracesched: replay: [0-9]+ events in' -- "$bin" --progress replay --sched bfq "$h"
+	run hadoop-replay-bfq 0 600 'tracesched: (scanning|replay)[^:]*: [0-9]+ (s|events)' -- "$bin" --progress replay --sched bfq "$h"
 	run hadoop-replay-cfq 0 600 'replayed' -- "$bin" --progress replay --sched cfq "$h"
 fi
 
