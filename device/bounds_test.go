@@ -3,6 +3,8 @@ package device
 import (
 	"strings"
 	"testing"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // Issue 14 item 2/11: device.json values that passed Validate made a
@@ -37,5 +39,29 @@ func TestLoadRefusesUnphysicalValues(t *testing.T) {
 	ok := rot(`"overhead_ns": 4000000, "seek_sqrt_ns": 500, "revolution_ns": 8333333, "per_byte_ns": 10, "write_ns": -200000`)
 	if _, err := Load(strings.NewReader(ok)); err != nil {
 		t.Errorf("a real disk's model refused: %v", err)
+	}
+}
+
+// Issue 14 "also seen": calibrate said 0 usable requests on a D/C-only
+// capture (public/keks-discard: no Q, so every request is FlagNoQueue)
+// while stats shows 1,182 D2C. A request whose D and C are both in the
+// capture is a D2C sample whatever its Q; the kernel's own flushes are
+// not.
+func TestPrepareKeepsRequestsWithoutQ(t *testing.T) {
+	var reqs []trace.Request
+	for i := 0; i < 50; i++ {
+		t0 := trace.Time(i) * 1e6
+		reqs = append(reqs, trace.Request{ID: uint64(i + 1), Sector: uint64(i) * 8, Bytes: 4096, Cat: trace.CatRead,
+			Flags: trace.FlagNoQueue, Queue: trace.NoTime, Get: trace.NoTime, Insert: trace.NoTime, Issue: t0, Complete: t0 + 100e3})
+	}
+	// A kernel-made flush with no Q: not a sample.
+	reqs = append(reqs, trace.Request{ID: 51, Cat: trace.CatFlush | trace.CatWrite, Flags: trace.FlagNoQueue,
+		Queue: trace.NoTime, Get: trace.NoTime, Insert: trace.NoTime, Issue: 60e6, Complete: 61e6})
+	c := prepare(reqs)
+	if len(c.samples) != 50 || c.skipped != 1 {
+		t.Errorf("%d samples, %d skipped; want the 50 D/C requests, the flush skipped", len(c.samples), c.skipped)
+	}
+	if _, _, err := Calibrate(reqs, CalibrateOptions{}); err != nil {
+		t.Errorf("Calibrate on a D/C-only capture: %v", err)
 	}
 }

@@ -126,6 +126,11 @@ func (f Fit) MarshalJSON() ([]byte, error) {
 func (f *Fit) String() string {
 	var b strings.Builder
 	how := "chosen by cross-validated demerit"
+	for _, c := range f.Candidates {
+		if c.Kind != f.Kind && c.DemeritFraction < f.CV.DemeritFraction {
+			how = "the lowest cross-validated demerit among the kinds the capture allows"
+		}
+	}
 	if f.Forced {
 		how = "forced"
 	}
@@ -134,7 +139,12 @@ func (f *Fit) String() string {
 	fmt.Fprintf(&b, "demerit %v (%.1f%% of mean), cross-validated %v (%.1f%%; train %d, test %d; the halves differ by %.1f%%)\n",
 		f.Demerit, 100*f.DemeritFraction, f.CV.Demerit, 100*f.CV.DemeritFraction, f.CV.Train, f.CV.Test, 100*f.CV.HalvesFraction)
 	for _, c := range f.Candidates {
-		fmt.Fprintf(&b, "  candidate %-13s cross-validated demerit %v (%.1f%%)\n", c.Kind, c.Demerit, 100*c.DemeritFraction)
+		note := ""
+		if !f.Forced && c.Kind != f.Kind && c.DemeritFraction < f.CV.DemeritFraction && c.Kind == KindRotational && f.SeekCorrelation < MinSeekCorrelation {
+			// Step 3's rule, said where its outcome would look wrong.
+			note = fmt.Sprintf(", lower but ruled out: service times do not grow with seek distance (rank correlation %.3f < %.2f)", f.SeekCorrelation, MinSeekCorrelation)
+		}
+		fmt.Fprintf(&b, "  candidate %-13s cross-validated demerit %v (%.1f%%)%s\n", c.Kind, c.Demerit, 100*c.DemeritFraction, note)
 	}
 	if f.RuledOut != "" {
 		fmt.Fprintf(&b, "  not considered: %s\n", f.RuledOut)

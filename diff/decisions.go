@@ -50,11 +50,19 @@ type KindCount struct {
 // sequence departs, later pairs of it keep differing; the first mismatches
 // are the telling ones.
 type Decisions struct {
-	Compared   bool       `json:"compared"` // both sides carry scheduler messages
-	Select     KindCount  `json:"select"`
-	Expire     KindCount  `json:"expire"`
-	Idle       KindCount  `json:"idle"`
-	Mismatches []Mismatch `json:"mismatches"` // the first Options.MaxMismatches, by time (real, then predicted)
+	Compared bool      `json:"compared"` // both sides carry scheduler messages
+	Select   KindCount `json:"select"`
+	Expire   KindCount `json:"expire"`
+	Idle     KindCount `json:"idle"`
+	// IdleUncompared says the idle decisions are not compared: one side
+	// (the model at its default log level) records only the arming of the
+	// idle timer, the other every may_budget_timeout check (the kernel's
+	// full log: "wait_request 0" at every dispatch). Held against each
+	// other they differ almost everywhere whatever the model does; Idle
+	// keeps both counts, Compared and Mismatched are 0. Replaying with
+	// --set log=all makes the model log every check, as the kernel does.
+	IdleUncompared bool       `json:"idle_uncompared"`
+	Mismatches     []Mismatch `json:"mismatches"` // the first Options.MaxMismatches, by time (real, then predicted)
 }
 
 func parseDecision(m *Message) (decision, bool) {
@@ -156,11 +164,38 @@ func compareDecisions(real, pred *Side, opts Options) Decisions {
 		}
 	}
 	slices.Sort(keys)
+	// Like with like: idle decisions are compared only when both sides log
+	// them alike (see Decisions.IdleUncompared).
+	// A side records idle arms only when it has at least minArmsOnly idle
+	// decisions and none of them is "no idle" (a few messages say nothing
+	// about a log level).
+	const minArmsOnly = 16
+	armsOnly := func(pq map[string][]decision) bool {
+		n := 0
+		for k, l := range pq {
+			if !strings.HasPrefix(k, DecisionIdle+"\x00") {
+				continue
+			}
+			for _, x := range l {
+				if x.what != "idle" {
+					return false
+				}
+				n++
+			}
+		}
+		return n >= minArmsOnly
+	}
+	d.IdleUncompared = armsOnly(pq) != armsOnly(rq)
 	for _, k := range keys {
 		kind, queue, _ := strings.Cut(k, "\x00")
 		kc := &d.Expire
 		if kind == DecisionIdle {
 			kc = &d.Idle
+			if d.IdleUncompared {
+				kc.Real += len(rq[k])
+				kc.Predicted += len(pq[k])
+				continue
+			}
 		}
 		align(kind, queue, rq[k], pq[k], kc, &all)
 	}

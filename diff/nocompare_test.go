@@ -98,3 +98,30 @@ func TestMapByCommandPairsRuns(t *testing.T) {
 		t.Errorf("Remap modified its receiver")
 	}
 }
+
+// Issue 14 "also seen": "idle 168161/3439 (168154 differ)" held the
+// kernel's full log (a may_budget_timeout check at every dispatch) against
+// the model's idle arms. Sequences logged differently are not compared;
+// logged alike (the model at log=all) they are.
+func TestIdleDecisionsComparedLikeWithLike(t *testing.T) {
+	var full, arms, fullPred []Message
+	for i := 0; i < 40; i++ {
+		w := "0"
+		if i%4 == 3 {
+			w = "1"
+		}
+		full = append(full, msg(trace.Time(i), "bfq11S may_budget_timeout: wait_request "+w+" left 0 timeout 0"))
+		fullPred = append(fullPred, msg(trace.Time(i), "bfq11S may_budget_timeout: wait_request "+w+" left 0 timeout 0"))
+		if i%2 == 1 {
+			arms = append(arms, msg(trace.Time(i), "bfq11S may_budget_timeout: wait_request 1 left 0 timeout 0"))
+		}
+	}
+	d := Compare(FromData(trace.Meta{}, nil, nil, full), FromData(trace.Meta{}, nil, nil, arms), Options{}).Decisions
+	if !d.IdleUncompared || d.Idle.Real != 40 || d.Idle.Predicted != 20 || d.Idle.Compared != 0 || d.Idle.Mismatched != 0 {
+		t.Errorf("full log against arms only: %+v, uncompared %v; want counts 40/20, nothing compared", d.Idle, d.IdleUncompared)
+	}
+	d = Compare(FromData(trace.Meta{}, nil, nil, full), FromData(trace.Meta{}, nil, nil, fullPred), Options{}).Decisions
+	if d.IdleUncompared || d.Idle.Compared != 40 || d.Idle.Mismatched != 0 {
+		t.Errorf("two full logs: %+v, uncompared %v; want 40 compared, none differing", d.Idle, d.IdleUncompared)
+	}
+}

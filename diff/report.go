@@ -180,9 +180,12 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 	dc := &r.Decisions
 	if dc.Compared {
 		line("")
-		line("decisions: select %d/%d (%d differ), expire %d/%d (%d differ), idle %d/%d (%d differ)",
-			dc.Select.Real, dc.Select.Predicted, dc.Select.Mismatched, dc.Expire.Real, dc.Expire.Predicted, dc.Expire.Mismatched,
-			dc.Idle.Real, dc.Idle.Predicted, dc.Idle.Mismatched)
+		idle := fmt.Sprintf("idle %d/%d (%d differ)", dc.Idle.Real, dc.Idle.Predicted, dc.Idle.Mismatched)
+		if dc.IdleUncompared {
+			idle = fmt.Sprintf("idle not compared (%d/%d: one side logs idle arms only, the other every check; replay with --set log=all to compare)", dc.Idle.Real, dc.Idle.Predicted)
+		}
+		line("decisions: select %d/%d (%d differ), expire %d/%d (%d differ), %s",
+			dc.Select.Real, dc.Select.Predicted, dc.Select.Mismatched, dc.Expire.Real, dc.Expire.Predicted, dc.Expire.Mismatched, idle)
 		for _, mm := range dc.Mismatches[:min(len(dc.Mismatches), 10)] {
 			q := mm.Queue
 			if q == "" {

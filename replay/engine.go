@@ -502,12 +502,22 @@ func (e *Engine) flushPlug(p *proc, implicit bool) {
 		a = trace.ActionUnplugTimer
 	}
 	e.emitNote(a, p, uint64(len(p.plug)))
-	for i, rq := range p.plug {
-		p.plug[i] = nil
+	// The list is detached first: inserting can free a request (an insert
+	// merge) and so wake a sleeper, and when that is p itself (it flushes
+	// because it goes to sleep for a request) its next request is plugged
+	// during this loop. It must stay on p's plug for the next flush;
+	// truncating p.plug after the loop lost it, and the replay stalled
+	// with that request allocated forever (public/hadoop-node8 under cfq).
+	list := p.plug
+	p.plug = nil
+	for i, rq := range list {
+		list[i] = nil
 		rq.eng.plugged = false
 		e.insert(rq, p.pid)
 	}
-	p.plug = p.plug[:0]
+	if p.plug == nil {
+		p.plug = list[:0] // reuse the array
+	}
 }
 
 // insert hands rq to the scheduler, after an insert merge (elevator

@@ -155,19 +155,49 @@ func replayJSON(t *testing.T, args ...string) map[string]any {
 	return m
 }
 
-// cgroupShares returns predicted_share by cgroup id.
-func cgroupShares(t *testing.T, m map[string]any, key string) map[float64]float64 {
+// shares holds one figure by cgroup id; at fails the test on an id the
+// output does not have, so that a missing cgroup never reads as 0.
+type shares struct {
+	t   *testing.T
+	key string
+	m   map[float64]float64
+}
+
+func (s shares) at(id float64) float64 {
+	s.t.Helper()
+	v, ok := s.m[id]
+	if !ok {
+		s.t.Fatalf("cgroup %v absent from the output's cgroups (looking for %s)", id, s.key)
+	}
+	return v
+}
+
+// cgroupShares returns the figure key (real_share, predicted_share) by
+// cgroup id; a cgroups entry lacking a key, or a key that is not a number,
+// fails the test.
+func cgroupShares(t *testing.T, m map[string]any, key string) shares {
 	t.Helper()
-	out := map[float64]float64{}
-	cgs, _ := m["cgroups"].([]any)
+	out := shares{t: t, key: key, m: map[float64]float64{}}
+	cgs, ok := m["cgroups"].([]any)
+	if !ok || len(cgs) == 0 {
+		t.Fatalf("no cgroups in the output")
+	}
 	for _, c := range cgs {
-		o := c.(map[string]any)
+		o, ok := c.(map[string]any)
+		if !ok {
+			t.Fatalf("cgroups[] entry %v is not an object", c)
+		}
 		for _, k := range []string{"id", "path", "weight", "real_mib_per_s", "predicted_mib_per_s", "real_share", "predicted_share"} {
 			if _, ok := o[k]; !ok {
 				t.Errorf("cgroups[] entry lacks %s", k)
 			}
 		}
-		out[o["id"].(float64)] = o[key].(float64)
+		id, ok1 := o["id"].(float64)
+		v, ok2 := o[key].(float64)
+		if !ok1 || !ok2 {
+			t.Fatalf("cgroups[] entry %v: id or %s not a number", o, key)
+		}
+		out.m[id] = v
 	}
 	return out
 }
@@ -182,14 +212,14 @@ func TestReplayTellsSchedulersApart(t *testing.T) {
 	real := cgroupShares(t, bfqRes, "real_share")
 	bfq := cgroupShares(t, bfqRes, "predicted_share")
 	mq := cgroupShares(t, mqRes, "predicted_share")
-	if real[1201] < 0.8 {
-		t.Fatalf("the capture's heavy cgroup has share %.3f; expected about 0.88", real[1201])
+	if real.at(1201) < 0.8 {
+		t.Fatalf("the capture's heavy cgroup has share %.3f; expected about 0.88", real.at(1201))
 	}
-	if d := bfq[1201] - real[1201]; d > 0.05 || d < -0.05 {
-		t.Errorf("bfq predicts share %.3f for the weight-900 cgroup, real %.3f", bfq[1201], real[1201])
+	if d := bfq.at(1201) - real.at(1201); d > 0.05 || d < -0.05 {
+		t.Errorf("bfq predicts share %.3f for the weight-900 cgroup, real %.3f", bfq.at(1201), real.at(1201))
 	}
-	if mq[1201] > 0.75 {
-		t.Errorf("mq-deadline predicts share %.3f for the weight-900 cgroup; it ignores weights", mq[1201])
+	if mq.at(1201) > 0.75 {
+		t.Errorf("mq-deadline predicts share %.3f for the weight-900 cgroup; it ignores weights", mq.at(1201))
 	}
 }
 
@@ -246,11 +276,11 @@ func TestReplayTellsSchedulersApartRecorded(t *testing.T) {
 	real := cgroupShares(t, bfqRes, "real_share")
 	bfq := cgroupShares(t, bfqRes, "predicted_share")
 	mq := cgroupShares(t, mqRes, "predicted_share")
-	t.Logf("weight-900 cgroup share: real %.3f, bfq %.3f, mq-deadline %.3f", real[321], bfq[321], mq[321])
-	if d := bfq[321] - real[321]; d > 0.03 || d < -0.03 {
-		t.Errorf("bfq predicts share %.3f for the weight-900 cgroup, real %.3f", bfq[321], real[321])
+	t.Logf("weight-900 cgroup share: real %.3f, bfq %.3f, mq-deadline %.3f", real.at(321), bfq.at(321), mq.at(321))
+	if d := bfq.at(321) - real.at(321); d > 0.03 || d < -0.03 {
+		t.Errorf("bfq predicts share %.3f for the weight-900 cgroup, real %.3f", bfq.at(321), real.at(321))
 	}
-	if mq[321] > 0.6 || mq[321] < 0.4 {
-		t.Errorf("mq-deadline predicts share %.3f for the weight-900 cgroup; it ignores weights", mq[321])
+	if mq.at(321) > 0.6 || mq.at(321) < 0.4 {
+		t.Errorf("mq-deadline predicts share %.3f for the weight-900 cgroup; it ignores weights", mq.at(321))
 	}
 }

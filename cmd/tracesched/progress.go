@@ -96,3 +96,41 @@ func (p *progress) Done() {
 		p.drawn = false
 	}
 }
+
+// heartbeat writes, off a terminal with progress lines on (see progress),
+// "tracesched: LABEL: N s" every lineEvery until stop is called: phases
+// that read no events (scanning the workload, calibrating the device
+// model) would otherwise be silent for as long as they take. It is inert
+// otherwise. stop waits for the writer to finish, so nothing is written
+// after it returns.
+func heartbeat(ios *IOStreams, label string) (stop func()) {
+	return heartbeatEvery(ios, label, lineEvery)
+}
+
+// heartbeatEvery is heartbeat with a line every every.
+func heartbeatEvery(ios *IOStreams, label string, every time.Duration) (stop func()) {
+	p := newProgress(ios, label)
+	if !p.lines {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				fmt.Fprintf(p.w, "tracesched: %s: %.0f s\n", label, now.Sub(start).Seconds())
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

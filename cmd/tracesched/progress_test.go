@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Issue 14 item 3: a long replay off a terminal printed nothing and looked
@@ -48,5 +49,32 @@ func TestProgressLinesOffATerminal(t *testing.T) {
 	ios3, _, _ := testStreams()
 	if p := newProgress(ios3, "x"); p.enabled {
 		t.Errorf("progress enabled on a pipe without --progress")
+	}
+}
+
+// A phase that reads no events still says it is alive off a terminal.
+func TestHeartbeatLines(t *testing.T) {
+	ios, _, errOut := testStreams()
+	heartbeat(ios, "x")() // a pipe without --progress: nothing
+	if errOut.Len() != 0 {
+		t.Fatalf("heartbeat on a pipe: %q", errOut.String())
+	}
+	ios.Progress = true
+	stop := heartbeat(ios, "calibrating")
+	stop()
+	if errOut.Len() != 0 { // stopped before its first tick
+		t.Errorf("heartbeat wrote %q before lineEvery", errOut.String())
+	}
+	stop = heartbeatEvery(ios, "calibrating", 10*time.Millisecond)
+	time.Sleep(35 * time.Millisecond)
+	stop()
+	n := strings.Count(errOut.String(), "tracesched: calibrating: ")
+	if n < 1 || strings.Count(errOut.String(), "\n") != n {
+		t.Errorf("heartbeat lines %q: want one line per tick", errOut.String())
+	}
+	after := errOut.Len()
+	time.Sleep(25 * time.Millisecond)
+	if errOut.Len() != after {
+		t.Errorf("heartbeat wrote after stop")
 	}
 }

@@ -293,7 +293,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	reportSources(ios.ErrOut, mctx, opts.schedFrom, model.name, append(setSrc, wSrc...), setNotes)
 
 	// 2. The device model.
+	stop := heartbeat(ios, "calibrating the device model")
 	dm, fitNote, err := deviceModel(ios, opts, capt)
+	stop()
 	if err != nil {
 		return err
 	}
@@ -351,7 +353,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 5. The diff.
 	idle, idleOff := diff.ThinkOptions(sets)
-	do := diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}
+	do := thinkOptions(diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}, pmeta)
 	if err := whatIfOptions(ios, opts, realSide, model.name, kernel, weights, sets, &do); err != nil {
 		return err
 	}
@@ -369,6 +371,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s, in %.2f s; device %s\n",
 		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
+	explainOpenSpan(ios, mode, res, result.WallSeconds, result.SimulatedSeconds)
 	if err := opts.reports.write(ctx, ios, result, replayReportRun(opts, model, result, res.Queue, fitNote)); err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 				}
 				w, _ = mctx.replayWeights(w)
 				info.Weights = w
-				return diff.Compare(realSide, predSide, diff.Options{Weights: w}), info, nil
+				return diff.Compare(realSide, predSide, thinkOptions(diff.Options{Weights: w}, predSide.Meta, realSide.Meta)), info, nil
 			}
 			return tui.RunLoading(ctx, load, ios.In, ios.Out)
 		},

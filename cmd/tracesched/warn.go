@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tracesched/tracesched/parse/blktrace"
+	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -27,4 +28,18 @@ func countIncomplete(reqs []trace.Request) (n uint64) {
 		}
 	}
 	return n
+}
+
+// explainOpenSpan says why an open-loop prediction lasts much longer than
+// its capture: bios arrive at their captured times whatever the model
+// does, so a model (scheduler and device) that serves them more slowly
+// than the kernel did builds a backlog that only drains after the last
+// arrival. A closed loop paces each process by its own completions
+// instead. Silent when the spans are within 1.5x.
+func explainOpenSpan(ios *IOStreams, mode replay.Mode, res replay.Result, real, pred float64) {
+	if mode != replay.Open || real <= 0 || pred <= 1.5*real {
+		return
+	}
+	fmt.Fprintf(ios.ErrOut, "tracesched: open loop: the prediction lasts %.3f s for a %.3f s capture (%.1fx): bios arrive at their captured times and the modelled scheduler and device serve them more slowly than the kernel did, so a backlog built up (at most %d requests waiting, %d bios waited for a free request) and drained after the last arrival; the closed loop (--mode closed, the default) paces each process by its own completions\n",
+		pred, real, pred/real, res.MaxWaiting, res.Sleeps)
 }

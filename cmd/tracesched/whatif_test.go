@@ -61,9 +61,9 @@ func TestReplayWhatIfMqdlToBFQ(t *testing.T) {
 	}
 	shares := cgroupShares(t, m, "predicted_share")
 	const real = 22368256.0 / (22368256 + 200466432)
-	t.Logf("weight-100 cgroup: predicted share %.4f, real BFQ run %.4f", shares[421], real)
-	if math.Abs(shares[421]-real) > 0.03 {
-		t.Errorf("predicted share %.4f for the weight-100 cgroup, the real BFQ run gave %.4f", shares[421], real)
+	t.Logf("weight-100 cgroup: predicted share %.4f, real BFQ run %.4f", shares.at(421), real)
+	if math.Abs(shares.at(421)-real) > 0.03 {
+		t.Errorf("predicted share %.4f for the weight-100 cgroup, the real BFQ run gave %.4f", shares.at(421), real)
 	}
 	ch := m["change"].(map[string]any)
 	for _, k := range []string{"from", "to", "changed", "cgroups", "processes", "total", "in_flight", "decisions", "causes"} {

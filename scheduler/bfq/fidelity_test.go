@@ -96,8 +96,10 @@ func TestFidelity4SeqReadStableMergeTime(t *testing.T) {
 
 // windowShares returns each cgroup's share of the bytes completed while
 // every cgroup of ids is active (from the latest first Q to the earliest
-// last C).
-func windowShares(reqs []trace.Request, ids []uint64) []float64 {
+// last C). It fails tb when that window is empty or holds no bytes (the
+// shares would be NaN, and NaN passes every comparison).
+func windowShares(tb testing.TB, reqs []trace.Request, ids []uint64) []float64 {
+	tb.Helper()
 	lo, hi := trace.Time(math.MinInt64), trace.Time(math.MaxInt64)
 	for _, id := range ids {
 		f, l := trace.Time(math.MaxInt64), trace.Time(math.MinInt64)
@@ -122,6 +124,9 @@ func windowShares(reqs []trace.Request, ids []uint64) []float64 {
 			}
 		}
 	}
+	if !(lo < hi) || sum == 0 {
+		tb.Fatalf("no bytes completed while cgroups %v are all active (window %v..%v)", ids, lo, hi)
+	}
 	for j := range b {
 		b[j] /= sum
 	}
@@ -136,13 +141,13 @@ func TestFidelity2cgShares(t *testing.T) {
 	o := replay.Options{Weights: map[uint64]int{1181: 100, 1201: 900},
 		CgroupPaths: map[uint64]string{1181: "/tsched-cg1", 1201: "/tsched-cg2"}}
 	real, pred := fidelityReplay(t, "fx-bfq-2cg-w100-900", o)
-	rs, ps := windowShares(real.Requests, ids), windowShares(pred.Requests, ids)
+	rs, ps := windowShares(t, real.Requests, ids), windowShares(t, pred.Requests, ids)
 	t.Logf("shares real %.3f/%.3f predicted %.3f/%.3f", rs[0], rs[1], ps[0], ps[1])
 	if rs[1] <= rs[0] {
 		t.Fatalf("capture shares %.3f/%.3f: the weight-900 group is not ahead", rs[0], rs[1])
 	}
 	for j := range ids {
-		if d := math.Abs(ps[j] - rs[j]); d > 0.03 {
+		if d := math.Abs(ps[j] - rs[j]); !(d <= 0.03) {
 			t.Errorf("cgroup %d: predicted share %.3f, capture %.3f (%.1f pp off)", ids[j], ps[j], rs[j], 100*d)
 		}
 	}
