@@ -81,7 +81,10 @@ func render(w io.Writer, outs []outcome) {
 	p("compared cgroup had I/O queued or in flight), so a favoured cgroup finishing early does not dilute it.\n")
 	p("Errors are against the nearest real run where several were recorded (two runs of one job on these\n")
 	p("shared 2-core machines differ by up to 25 %% in bandwidth). Aims (issue 10): shares within 3 pp,\n")
-	p("per-cgroup and total bandwidth within 15 %%, p50 within 25 %%. Latency is bio Q2C.\n\n")
+	p("per-cgroup and total bandwidth within 15 %%, p50 within 25 %%. Latency is bio Q2C.\n")
+	p("recorded/ and recorded-fs/ are ../shared/captures; rig/ are captures recorded for these pairs on\n")
+	p("2026-12-01 with ../shared/rig by bench/whatif/record.sh (jobs in bench/whatif/jobs; too large for the\n")
+	p("repository; `-captures DIR` names where they are), while other work loaded the host (load average 4-22).\n\n")
 	dev := false
 	for _, o := range outs {
 		if o.Dev != nil {

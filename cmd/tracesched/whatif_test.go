@@ -118,3 +118,41 @@ func TestProbeRefusesToWriteOverData(t *testing.T) {
 		t.Errorf("coverage %+v, want reads only", m.Coverage)
 	}
 }
+
+// calibrate A B pools two captures of one loop device: the model's
+// coverage counts the requests of both, names both, and reaches the larger
+// depth of the two.
+func TestCalibratePools(t *testing.T) {
+	a, b := fixture(t, "fx-bfq-2cg-w100-900"), fixture(t, "fx-bfq-4seqread")
+	dir := t.TempDir()
+	load := func(args ...string) *device.Model {
+		t.Helper()
+		out := filepath.Join(dir, "m.json")
+		if _, errOut, code := run(t, append([]string{"calibrate", "-o", out}, args...)...); code != exitOK {
+			t.Fatalf("calibrate %v: exit %d: %s", args, code, errOut)
+		}
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		m, err := device.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Coverage == nil {
+			t.Fatal("no coverage in the model")
+		}
+		return m
+	}
+	ma, mb, mab := load(a), load(b), load(a, b)
+	if got, want := mab.Coverage.Requests, ma.Coverage.Requests+mb.Coverage.Requests; got != want {
+		t.Errorf("pooled coverage counts %d requests, the captures %d", got, want)
+	}
+	if got, want := mab.Coverage.MaxDepth, max(ma.Coverage.MaxDepth, mb.Coverage.MaxDepth); got != want {
+		t.Errorf("pooled max depth %d, want %d", got, want)
+	}
+	if len(mab.Coverage.Sources) != 2 {
+		t.Errorf("sources %q", mab.Coverage.Sources)
+	}
+}
