@@ -82,7 +82,7 @@ for n in $(printf '%s\n' $copies $rcopies $mcopies | sort -n -u); do
 		row+=" | $wcpu | $((wrss / 1024)) $([ "$wst" = ok ] || echo "($wst)") | $(python3 -c "print(f'{${reqs:-0}/max($wcpu,1e-9)/1e3:.0f} k')")"
 		row+=" | $cpu | $((rss / 1024)) $([ "$status" = ok ] || echo "($status)")"
 	else
-		row+=" | | | | | | | | | |"
+		row+=" | | | | | | | | |"
 	fi
 	rows+=("$row |")
 	if [ "$n" = "$mcopies" ]; then
@@ -117,6 +117,10 @@ done
 	echo "| model | requests | cold CPU-s | cold MiB | cold req/CPU-s | warm CPU-s | warm MiB | warm req/CPU-s |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 	printf '%s\n' "${mrows[@]}"
+	echo
+	echo "Not measured (no row): replay and diff past the largest of RCOPIES."
+	# Notes kept by hand below the marker survive a regeneration.
+	if [ -f "$out" ]; then sed -n '/^<!-- by hand/,$p' "$out"; fi
 } >"$tmp/scale.md"
 cp "$tmp/scale.md" "$out"
 cat "$out"
