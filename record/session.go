@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,9 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	Force          bool          // reset a device trace found enabled instead of refusing
 	Wait           time.Duration // wait this long for another recorder to finish (0: refuse at once)
+	// ReaderNice is the nice value of the thread that reads the ring buffer
+	// and writes the files (0: the recorder's own).
+	ReaderNice int
 	// Log receives progress and warnings (stderr).
 	Log io.Writer
 	// Signals interrupt the recording (SIGINT, SIGTERM); the first stops
@@ -284,6 +288,7 @@ func Run(o Options) (_ *manifest.Manifest, err error) {
 		return nil, fmt.Errorf("opening %s/trace_pipe: %w", tfs.Dir, err)
 	}
 	pump := newPump(pipe, sp, tfs)
+	pump.nice = o.ReaderNice
 	if o.Drain == "live" {
 		go pump.run()
 	}
@@ -735,6 +740,7 @@ type pump struct {
 	done      chan struct{}
 	stopped   chan error // one error that should stop the recording (write error, max size)
 	err       error
+	nice      int
 }
 
 func newPump(fd int, sp *splitter, t *Tracefs) *pump {
@@ -771,6 +777,12 @@ func (p *pump) stop(err error) {
 
 func (p *pump) run() {
 	defer close(p.done)
+	if p.nice != 0 {
+		// per-thread nice (Linux): only this reader yields to the workload
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), p.nice)
+	}
 	buf := make([]byte, 1<<20)
 	idle := 0
 	signalled := false

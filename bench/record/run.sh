@@ -5,6 +5,7 @@
 #   untraced                      fio alone
 #   record                        tracesched record DEV -o DIR -- fio JOB (live drain, the default)
 #   record --drain after          the ring buffer (512 MiB per CPU, as the rig's) read only once fio has finished
+#   record --reader-nice 19       live drain, the reading thread at nice 19
 #   record --no-messages          without BFQ's messages (about 18 per I/O)
 #   rig                           ../shared/rig/capture.sh (reader after fio, its default)
 # and prints fio's MiB/s per repetition, the medians and the ratios to untraced.
@@ -59,6 +60,9 @@ for rep in $(seq 1 "$REPS"); do
 	# the rig's ring buffer size: the whole run must fit when nothing reads it meanwhile
 	"$W/tracesched" record --wait 10m --drain after --buffer-size 512M "$DEV" -o "$W/reca" -- fio --output-format=json --output="$W/a.json" "$W/job.fio" 2> "$W/reca.log" || { cat "$W/reca.log" >&2; exit 1; }
 	R[after,$rep]=$(mibs "$W/a.json")
+	rm -rf "$W/recn"
+	"$W/tracesched" record --wait 10m --reader-nice 19 "$DEV" -o "$W/recn" -- fio --output-format=json --output="$W/n.json" "$W/job.fio" 2> "$W/recn.log" || { cat "$W/recn.log" >&2; exit 1; }
+	R[nice,$rep]=$(mibs "$W/n.json")
 	rm -rf "$W/recm"
 	"$W/tracesched" record --wait 10m --no-messages "$DEV" -o "$W/recm" -- fio --output-format=json --output="$W/m.json" "$W/job.fio" 2> "$W/recm.log" || { cat "$W/recm.log" >&2; exit 1; }
 	R[nomsg,$rep]=$(mibs "$W/m.json")
@@ -70,13 +74,13 @@ for rep in $(seq 1 "$REPS"); do
 	else
 		R[rig,$rep]=nan
 	fi
-	echo "rep $rep: untraced ${R[untraced,$rep]}  record ${R[record,$rep]}  record --drain after ${R[after,$rep]}  record --no-messages ${R[nomsg,$rep]}  rig ${R[rig,$rep]} MiB/s (record wrote ${R[record_MiB,$rep]} MiB)" >&2
+	echo "rep $rep: untraced ${R[untraced,$rep]}  record ${R[record,$rep]}  record --drain after ${R[after,$rep]}  record --reader-nice 19 ${R[nice,$rep]}  record --no-messages ${R[nomsg,$rep]}  rig ${R[rig,$rep]} MiB/s (record wrote ${R[record_MiB,$rep]} MiB)" >&2
 done
 python3 - "$REPS" "$SECS" <<EOF
 import statistics, sys
 reps = int(sys.argv[1])
 r = {$(for k in "${!R[@]}"; do printf "'%s': '%s', " "$k" "${R[$k]}"; done)}
-modes = [('untraced', 'untraced'), ('record', 'tracesched record (live drain)'), ('after', 'tracesched record --drain after'), ('nomsg', 'tracesched record --no-messages'), ('rig', 'rig capture.sh (reader after)')]
+modes = [('untraced', 'untraced'), ('record', 'tracesched record (live drain)'), ('after', 'tracesched record --drain after'), ('nice', 'tracesched record --reader-nice 19'), ('nomsg', 'tracesched record --no-messages'), ('rig', 'rig capture.sh (reader after)')]
 med = {}
 print('fio 4k randread, libaio qd32, direct, BFQ, loop device on a 1 GiB file, %s s per run, %d interleaved repetitions' % (sys.argv[2], reps))
 print()

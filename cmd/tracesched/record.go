@@ -28,6 +28,7 @@ type recordOptions struct {
 	via      string
 	force    bool
 	wait     time.Duration
+	nice     int
 }
 
 func newRecordCmd(ios *IOStreams) *cobra.Command {
@@ -90,6 +91,7 @@ DEVICE's /sys/block/DEV/trace; nothing else.`,
 	f.StringVar(&opts.drain, "drain", "live", "`live`: read the ring buffer while tracing; after: only once tracing stopped (nothing competes with the workload, the buffer must hold it all)")
 	f.StringVar(&opts.via, "via", "ftrace", "`ftrace` (tracefs); blktrace (relay files) is not supported yet")
 	f.DurationVar(&opts.wait, "wait", 0, "wait up to `D` for another recorder (holding /tmp/rig/.trace.lock) to finish")
+	f.IntVar(&opts.nice, "reader-nice", 0, "nice value `N` (0-19) of the thread that drains the ring buffer: higher yields the CPU to the workload")
 	f.BoolVar(&opts.force, "force", false, "reset a device trace found enabled (left by a killed recorder) instead of refusing")
 	return cmd
 }
@@ -144,6 +146,9 @@ func recordRun(ctx context.Context, ios *IOStreams, opts *recordOptions, devs, c
 	if err != nil || buf < 4<<10 {
 		return usagef("invalid --buffer-size %q: want at least 4K", opts.buffer)
 	}
+	if opts.nice < 0 || opts.nice > 19 {
+		return usagef("invalid --reader-nice %d: want 0 to 19", opts.nice)
+	}
 	if opts.duration < 0 {
 		return usagef("invalid --duration %s", opts.duration)
 	}
@@ -160,7 +165,7 @@ func recordRun(ctx context.Context, ios *IOStreams, opts *recordOptions, devs, c
 	_, err = record.Run(record.Options{
 		Devices: devs, Dir: opts.out, Duration: opts.duration, MaxSize: maxSize, BufferKB: int(buf >> 10),
 		NoCgroup: opts.noCgroup, NoNotify: opts.noNotify, Drain: opts.drain, Command: command,
-		Stdin: ios.In, Stdout: ios.Out, Stderr: ios.ErrOut, Force: opts.force, Wait: opts.wait, Log: ios.ErrOut,
+		Stdin: ios.In, Stdout: ios.Out, Stderr: ios.ErrOut, Force: opts.force, Wait: opts.wait, ReaderNice: opts.nice, Log: ios.ErrOut,
 		Signals: sigs, Argv: argv,
 	})
 	return err
