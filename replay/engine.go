@@ -114,6 +114,8 @@ type Engine struct {
 	q     Queue
 	sched Scheduler
 	exit  ProcessExiter
+	nb    Neighbours // nil: neighbours from the engine's hash
+	rqOK  RequestMergeAllower
 	dev   Device
 	out   func(*trace.Event) error
 	elev  bool // the scheduler is an elevator (not none): I events, request merges
@@ -216,6 +218,8 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 		}
 	}
 	e.exit, _ = s.(ProcessExiter)
+	e.nb, _ = s.(Neighbours)
+	e.rqOK, _ = s.(RequestMergeAllower)
 	return e, nil
 }
 
@@ -511,22 +515,38 @@ func (e *Engine) flushPlug(p *proc, implicit bool) {
 }
 
 // insert hands rq to the scheduler, after an insert merge (elevator
-// schedulers: elv_attempt_insert_merge, a back merge into a held request).
+// schedulers: elv_attempt_insert_merge in block/elevator.c, called by
+// bfq_insert_request and dd_insert_request through
+// blk_mq_sched_try_insert_merge). The kernel's insert merge asks no
+// allow_merge: blk_attempt_req_merge -> attempt_merge (block/blk-merge.c)
+// checks only rq_mergeable, the operation, the cgroup and the size, so a
+// request may join a held request of another queue; then the grown
+// request is merged again into one ending where it starts, while one is
+// found ("The merged request could be merged with others, try again").
+// The one-hit cache (q->last_merge) is not modelled: the hash finds the
+// same request unless two held requests end at one sector.
 func (e *Engine) insert(rq *Request, pid uint32) {
 	if e.elev && e.held > 0 {
 		e.syncHash()
-		if prev := e.byEnd[rq.Sector]; prev != nil && e.rqMergeable(prev, rq) {
-			e.bio = bioOf(rq)
-			if e.sched.AllowMerge(prev, &e.bio) {
-				e.unhash(prev)
-				e.absorb(prev, rq)
-				e.hash(prev)
-				e.sched.RequestMerged(e.now, prev, BackMerge)
-				e.res.RequestMerges++
-				e.emitRq(trace.ActionBackMerge, rq, pid, trace.CatQueue)
-				e.freeRequest(rq)
-				return
+		if prev := e.byEnd[rq.Sector]; prev != nil && e.rqMergeable(prev, rq) &&
+			(e.rqOK == nil || e.rqOK.AllowRequestMerge(prev, rq)) {
+			e.unhash(prev)
+			e.absorb(prev, rq)
+			e.hash(prev)
+			e.sched.RequestMerged(e.now, prev, BackMerge)
+			e.res.RequestMerges++
+			e.emitRq(trace.ActionBackMerge, rq, pid, trace.CatQueue)
+			e.freeRequest(rq)
+			for {
+				e.syncHash()
+				pp := e.byEnd[prev.Sector]
+				if pp == nil || !e.rqMergeable(pp, prev) || (e.rqOK != nil && !e.rqOK.AllowRequestMerge(pp, prev)) {
+					break
+				}
+				e.mergeRequests(pp, prev, pid)
+				prev = pp
 			}
+			return
 		}
 	}
 	rq.Inserted = e.now
@@ -537,6 +557,37 @@ func (e *Engine) insert(rq *Request, pid uint32) {
 	e.held++
 	e.hash(rq)
 	e.sched.Insert(e.now, rq)
+}
+
+// latter returns the held request that rq may absorb after a back merge
+// (attempt_back_merge: elv_latter_request, then attempt_merge's check that
+// it starts where rq ends), or nil.
+func (e *Engine) latter(rq *Request) *Request {
+	var next *Request
+	if e.nb != nil {
+		next = e.nb.LatterRequest(rq)
+	} else {
+		next = e.byStart[rq.End()]
+	}
+	if next != nil && next.Sector == rq.End() && e.rqMergeable(rq, next) {
+		return next
+	}
+	return nil
+}
+
+// former returns the held request that may absorb rq after a front merge
+// (attempt_front_merge: elv_former_request), or nil.
+func (e *Engine) former(rq *Request) *Request {
+	var prev *Request
+	if e.nb != nil {
+		prev = e.nb.FormerRequest(rq)
+	} else {
+		prev = e.byEnd[rq.Sector]
+	}
+	if prev != nil && prev.End() == rq.Sector && e.rqMergeable(prev, rq) {
+		return prev
+	}
+	return nil
 }
 
 func bioOf(rq *Request) Bio {
@@ -594,7 +645,7 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 		e.res.BackMerges++
 		e.emitBio(trace.ActionBackMerge, r)
 		e.syncHash()
-		if next := e.byStart[rq.End()]; e.elev && next != nil && e.rqMergeable(rq, next) {
+		if next := e.latter(rq); e.elev && next != nil {
 			e.mergeRequests(rq, next, r.PID)
 		} else {
 			e.hash(rq)
@@ -609,7 +660,7 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 		e.res.FrontMerges++
 		e.emitBio(trace.ActionFrontMerge, r)
 		e.syncHash()
-		if prev := e.byEnd[rq.Sector]; e.elev && prev != nil && e.rqMergeable(prev, rq) {
+		if prev := e.former(rq); e.elev && prev != nil {
 			e.hash(rq)
 			e.mergeRequests(prev, rq, r.PID)
 		} else {

@@ -64,7 +64,12 @@ const (
 // Merging follows elv_merge: the engine finds back-merge candidates itself
 // (the elevator hash, by end sector, over requests the scheduler holds),
 // asks the scheduler for a front-merge candidate (RequestMerge), and checks
-// every candidate with AllowMerge before merging.
+// every bio merge with AllowMerge. Request-request merges are not checked
+// with AllowMerge, as in the kernel: the insert merge
+// (elv_attempt_insert_merge, block/elevator.c) takes any held request
+// ending where the new one starts, whatever its queue, and merges again
+// while the grown request finds one; the merge after a bio merge takes
+// only the request's neighbour in the scheduler's sort tree (Neighbours).
 type Scheduler interface {
 	// Name returns the scheduler's name as sysfs spells it ("bfq", "mq-deadline", "none").
 	Name() string
@@ -96,6 +101,32 @@ type Scheduler interface {
 	Completed(now trace.Time, rq *Request)
 	// Timer fires a timer the scheduler armed with Host.ArmTimer.
 	Timer(now trace.Time, id int)
+}
+
+// Neighbours is implemented by schedulers with the elevator's
+// next_request and former_request hooks (elv_rb_latter_request,
+// elv_rb_former_request on the sort tree the request is on: mq-deadline's
+// per-direction tree, BFQ's and CFQ's per-queue trees). After a bio
+// merge the engine tries a request-request merge only with these
+// neighbours (attempt_back_merge, attempt_front_merge in
+// block/blk-merge.c), so it never joins requests of two queues there.
+// Without it the engine looks the neighbour up in its own hash by sector.
+type Neighbours interface {
+	// LatterRequest returns the request after rq in its sort tree, or nil.
+	LatterRequest(rq *Request) *Request
+	// FormerRequest returns the request before rq in its sort tree, or nil.
+	FormerRequest(rq *Request) *Request
+}
+
+// RequestMergeAllower is implemented by single-queue schedulers of the
+// legacy block layer (Linux 4.19 CFQ) whose elevator_allow_rq_merge_fn
+// blk_attempt_req_merge consults before an insert merge; blk-mq's
+// elevators have no such hook.
+type RequestMergeAllower interface {
+	// AllowRequestMerge reports whether next, a request not yet inserted,
+	// may be merged into rq, a held request (cfq_allow_rq_merge: the same
+	// queue).
+	AllowRequestMerge(rq, next *Request) bool
 }
 
 // ProcessExiter is implemented by schedulers that act when a process will

@@ -1305,6 +1305,32 @@ func (s *Scheduler) RequestMerge(now trace.Time, bio *replay.Bio) *replay.Reques
 	return nil
 }
 
+// LatterRequest is elv_rb_latter_request (bfq's next_request): the next
+// request in sector order on rq's own queue's sort tree.
+func (s *Scheduler) LatterRequest(rq *replay.Request) *replay.Request {
+	r := rqOf(rq)
+	if r == nil || r.q == nil {
+		return nil
+	}
+	if i := r.q.sortIndex(r); i >= 0 && i+1 < len(r.q.sort) {
+		return r.q.sort[i+1].rq
+	}
+	return nil
+}
+
+// FormerRequest is elv_rb_former_request (bfq's former_request) on rq's
+// own queue's sort tree.
+func (s *Scheduler) FormerRequest(rq *replay.Request) *replay.Request {
+	r := rqOf(rq)
+	if r == nil || r.q == nil {
+		return nil
+	}
+	if i := r.q.sortIndex(r); i > 0 {
+		return r.q.sort[i-1].rq
+	}
+	return nil
+}
+
 // RequestMerged is bfq_request_merged: a front merge re-sorts the request.
 func (s *Scheduler) RequestMerged(now trace.Time, rq *replay.Request, how replay.Merge) {
 	s.setNow(now)

@@ -5,7 +5,7 @@
 //     ordered by arrival, each request expiring read_expire or write_expire
 //     after insertion, counted in jiffies (HZ, default 250);
 //   - dispatch in batches of up to fifo_batch requests in one direction,
-//     continuing in sector order from the end of the last request
+//     continuing in sector order from the start of the last request
 //     dispatched in that direction (latest_pos; no wrap-around);
 //   - a new batch prefers reads, but writes go first once reads have been
 //     preferred over waiting writes writes_starved times;
@@ -224,6 +224,44 @@ func (s *Scheduler) RequestMerge(now trace.Time, bio *replay.Bio) *replay.Reques
 	return nil
 }
 
+// sortIndex returns d's index in its sort list, or -1.
+func (s *Scheduler) sortIndex(d *ddRq) int {
+	l := s.sort[d.dir]
+	i := sort.Search(len(l), func(i int) bool {
+		return l[i].key > d.key || (l[i].key == d.key && l[i].seq >= d.seq)
+	})
+	for ; i < len(l); i++ {
+		if l[i] == d {
+			return i
+		}
+	}
+	return -1
+}
+
+// LatterRequest is elv_rb_latter_request on rq's direction's sort tree.
+func (s *Scheduler) LatterRequest(rq *replay.Request) *replay.Request {
+	d := s.state(rq)
+	if d == nil {
+		return nil
+	}
+	if i := s.sortIndex(d); i >= 0 && i+1 < len(s.sort[d.dir]) {
+		return s.sort[d.dir][i+1].rq
+	}
+	return nil
+}
+
+// FormerRequest is elv_rb_former_request on rq's direction's sort tree.
+func (s *Scheduler) FormerRequest(rq *replay.Request) *replay.Request {
+	d := s.state(rq)
+	if d == nil {
+		return nil
+	}
+	if i := s.sortIndex(d); i > 0 {
+		return s.sort[d.dir][i-1].rq
+	}
+	return nil
+}
+
 // RequestMerged repositions rq in its sort list after a front merge.
 func (s *Scheduler) RequestMerged(now trace.Time, rq *replay.Request, how replay.Merge) {
 	if how != replay.FrontMerge {
@@ -330,7 +368,10 @@ func (s *Scheduler) Dispatch(now trace.Time) *replay.Request {
 		s.batching = 0
 	}
 	s.batching++
-	s.latestPos[d.dir] = d.rq.End()
+	// The start of the request, as __dd_dispatch_request and
+	// dd_start_request keep it (latest_pos[data_dir] = blk_rq_pos(rq)):
+	// a request at the same sector is next, not skipped.
+	s.latestPos[d.dir] = d.rq.Sector
 	rq := d.rq
 	s.remove(d)
 	return rq
