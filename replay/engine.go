@@ -66,6 +66,7 @@ type Result struct {
 	FrontMerges   int   // bios merged at the front of a request (F)
 	RequestMerges int   // requests merged into other requests
 	Sleeps        int   // bios that waited for a free request (NrRequests)
+	Flushes       int   // flush requests the flush machinery issued (REQ_OP_FLUSH)
 	MaxInDriver   int   // most requests on the device at once
 	MaxWaiting    int   // most requests allocated and not on the device (plugged or in the scheduler)
 	Events        int   // events emitted
@@ -140,6 +141,9 @@ type Engine struct {
 	byStart   map[uint64]*Request // held requests by start sector
 	toHash    []*Request          // requests to enter in the hashes before the next lookup
 	held      int                 // requests the scheduler holds
+	fq        flushQueue          // the flush machinery (flush.go)
+	bypass    []*Request          // hctx->dispatch: flush requests, served first
+	atHead    []*Request          // data phases inserted at head, for a scheduler without AtHeadInserter
 	timers    map[int]uint64      // pending timer generations
 	kicked    bool
 
@@ -196,6 +200,12 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 		e.q.Depth = w.Depth
 		if e.q.Depth <= 0 {
 			e.q.Depth = 1
+		}
+	}
+	if e.q.WriteCache == WriteCacheAuto {
+		e.q.WriteCache, e.q.FUA = w.WriteCache, w.FUA
+		if e.q.WriteCache == WriteCacheAuto {
+			e.q.WriteCache = WriteBack
 		}
 	}
 	if e.q.MaxSectors == 0 {
@@ -477,6 +487,10 @@ func (e *Engine) arrive(r *Record) {
 func (e *Engine) getRequest(p *proc, r *Record) {
 	rq := e.newRequest(r)
 	e.emitRq(trace.ActionGetRQ, rq, r.PID, trace.CatQueue)
+	if rq.Cat&(trace.CatFlush|trace.CatFUA) != 0 && e.insertFlush(rq) {
+		e.submitted(p, r)
+		return
+	}
 	if r.Plugged {
 		if len(p.plug) == 0 {
 			e.emitNote(trace.ActionPlug, p, 0)
@@ -554,8 +568,11 @@ func (e *Engine) insert(rq *Request, pid uint32) {
 		e.emitRq(trace.ActionInsert, rq, pid, trace.CatQueue)
 	}
 	rq.eng.held = true
+	rq.eng.schedSaw = true
 	e.held++
-	e.hash(rq)
+	if !rq.eng.flushSeq {
+		e.hash(rq)
+	}
 	e.sched.Insert(e.now, rq)
 }
 
@@ -600,14 +617,15 @@ func bioOf(rq *Request) Bio {
 func (e *Engine) mergeOK(rq *Request, cat trace.Category, cg uint64, bytes uint32) bool {
 	const dir = trace.CatWrite | trace.CatDiscard
 	const nomerge = trace.CatFlush | trace.CatFUA
-	if rq.Cat&dir != cat&dir || rq.Cat&nomerge != 0 || cat&nomerge != 0 || rq.Cgroup != cg {
+	if rq.Cat&dir != cat&dir || rq.Cat&nomerge != 0 || cat&nomerge != 0 || rq.Cgroup != cg || rq.eng.flushSeq {
 		return false
 	}
 	return uint64(rq.Bytes>>9)+uint64(bytes>>9) <= uint64(e.q.MaxSectors)
 }
 
 func (e *Engine) rqMergeable(rq, next *Request) bool {
-	return rq != next && rq.eng.held && e.mergeOK(rq, next.Cat, next.Cgroup, next.Bytes)
+	return rq != next && rq.eng.held && !rq.eng.flushSeq && !next.eng.flushSeq &&
+		e.mergeOK(rq, next.Cat, next.Cgroup, next.Bytes)
 }
 
 // merge tries to merge bio r into an existing request: the last request
@@ -801,18 +819,32 @@ func (e *Engine) dispatch() {
 	for round := 0; round < 2; round++ {
 		e.kicked = false
 		n := 0
-		for e.inDriver < e.q.Depth && e.err == nil && e.sched.HasWork(e.now) {
-			rq := e.sched.Dispatch(e.now)
+		for e.inDriver < e.q.Depth && e.err == nil {
+			var rq *Request
+			switch {
+			case len(e.bypass) > 0:
+				// hctx->dispatch first (blk_mq_sched_dispatch_requests).
+				rq = e.bypass[0]
+				e.bypass = e.bypass[1:]
+			case len(e.atHead) > 0:
+				rq = e.atHead[0]
+				e.atHead = e.atHead[1:]
+			case e.sched.HasWork(e.now):
+				rq = e.sched.Dispatch(e.now)
+				if rq == nil {
+					break
+				}
+				if !rq.eng.held {
+					e.fail(fmt.Errorf("scheduler %s dispatched request %d it does not hold", e.sched.Name(), rq.ID))
+					return
+				}
+				e.unhash(rq)
+				rq.eng.held = false
+				e.held--
+			}
 			if rq == nil {
 				break
 			}
-			if !rq.eng.held {
-				e.fail(fmt.Errorf("scheduler %s dispatched request %d it does not hold", e.sched.Name(), rq.ID))
-				return
-			}
-			e.unhash(rq)
-			rq.eng.held = false
-			e.held--
 			rq.Issued = e.now
 			e.inDriver++
 			if e.inDriver > e.res.MaxInDriver {
@@ -836,8 +868,26 @@ func (e *Engine) complete(rq *Request) {
 	e.inDriver--
 	e.res.Requests++
 	e.dev.Done(e.now, rq)
+	switch {
+	case rq.eng.flushRq:
+		e.emitRq(trace.ActionComplete, rq, 0, trace.CatComplete)
+		e.flushEnd(rq)
+		return
+	case rq.eng.flushSeq && rq.eng.fseq&fseqData == 0:
+		// mq_flush_data_end_io: the data phase is done; the request
+		// completes when its sequence does.
+		e.emitRq(trace.ActionComplete, rq, rq.PID, trace.CatComplete)
+		e.fq.dataInFlight--
+		e.flushSeq(rq, fseqData)
+		return
+	}
 	e.sched.Completed(e.now, rq)
 	e.emitRq(trace.ActionComplete, rq, rq.PID, trace.CatComplete)
+	e.finishBios(rq)
+}
+
+// finishBios completes rq's bios, releases their processes and frees rq.
+func (e *Engine) finishBios(rq *Request) {
 	recs := rq.eng.recs
 	for _, r := range recs {
 		r.predDone = e.now

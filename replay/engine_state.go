@@ -8,4 +8,8 @@ type engineState struct {
 	hashed      bool      // in the engine's merge hashes (byEnd, byStart)
 	pendingHash bool      // listed to enter the merge hashes
 	gone        bool      // merged into another request or completed; back in the pool
+	schedSaw    bool      // the scheduler was given it (Insert or InsertAtHead)
+	flushSeq    bool      // in the flush machinery's sequence (RQF_FLUSH_SEQ): never merged
+	fseq        uint8     // flush steps done (REQ_FSEQ_*)
+	flushRq     bool      // a flush request the machinery made (REQ_OP_FLUSH)
 }

@@ -163,6 +163,10 @@ type Queue struct {
 	Depth      int    // hardware queue depth: most requests on the device at once
 	NrRequests int    // queue/nr_requests: most requests allocated at once
 	MaxSectors uint32 // queue/max_sectors_kb * 2: largest request, in sectors
+	// WriteCache is queue/write_cache; WriteCacheAuto takes the workload's
+	// (Workload.WriteCache, Workload.FUA) for both it and FUA.
+	WriteCache WriteCache
+	FUA        bool // queue/fua: the device honours REQ_FUA itself
 }
 
 // Device is a device timing model.

@@ -163,6 +163,14 @@ type Workload struct {
 	// because nothing merged, not because larger ones were refused.
 	MaxSectors uint32
 	Bios       int // bios (Q events) on Dev
+	// WriteCache and FUA are what the capture shows of the device's cache
+	// (the flush machinery's behaviour, flush.go): WriteBack when the flush
+	// machinery issued flush requests (D of zero bytes with F: "FN"),
+	// WriteThrough when bios asked for PREFLUSH or FUA and none was issued,
+	// WriteCacheAuto when no bio asked; FUA when a request was issued
+	// with FUA (the device honours it, no post-flush needed).
+	WriteCache WriteCache
+	FUA        bool
 	Start, End trace.Time
 
 	Processes []ProcessStats // as captured, by PID

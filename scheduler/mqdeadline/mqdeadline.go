@@ -15,8 +15,8 @@
 //
 // Not modelled: priority levels and their aging (prio_aging_expire is
 // accepted and kept), async_depth (the tag limit of async requests; the
-// engine has one request pool), zoned-device write locking, at-head
-// insertion (requeues, flushes).
+// engine has one request pool), zoned-device write locking. At-head
+// insertion (a flush's data phase) goes to dd->dispatch, served first.
 package mqdeadline
 
 import (
@@ -147,6 +147,7 @@ type Scheduler struct {
 	seq       uint64
 	queued    int
 	free      []*ddRq
+	dispatch  []*replay.Request // dd->dispatch: requests inserted at the head
 }
 
 // New returns the mq-deadline model with the kernel's defaults, changed by
@@ -312,8 +313,15 @@ func (s *Scheduler) Insert(now trace.Time, rq *replay.Request) {
 	s.queued++
 }
 
-// HasWork reports whether a FIFO is non-empty.
-func (s *Scheduler) HasWork(now trace.Time) bool { return s.queued > 0 }
+// InsertAtHead puts rq on dd->dispatch (dd_insert_request with
+// BLK_MQ_INSERT_AT_HEAD: a flush sequence's data phase), dispatched before
+// anything in the FIFOs.
+func (s *Scheduler) InsertAtHead(now trace.Time, rq *replay.Request) {
+	s.dispatch = append([]*replay.Request{rq}, s.dispatch...)
+}
+
+// HasWork reports whether dd->dispatch or a FIFO is non-empty (dd_has_work).
+func (s *Scheduler) HasWork(now trace.Time) bool { return s.queued > 0 || len(s.dispatch) > 0 }
 
 // nextRequest returns the first request of dir at or after latest_pos[dir]
 // in sector order (deadline_next_request, deadline_from_pos).
@@ -333,8 +341,16 @@ func (s *Scheduler) checkFifo(now trace.Time, dir int) bool {
 	return d != nil && s.jiffies(now) >= d.fifoTime
 }
 
-// Dispatch picks the next request (__dd_dispatch_request).
+// Dispatch picks the next request (__dd_dispatch_request): the head of
+// dd->dispatch first, which sets latest_pos like any other (the done:
+// label), then the batch.
 func (s *Scheduler) Dispatch(now trace.Time) *replay.Request {
+	if len(s.dispatch) > 0 {
+		rq := s.dispatch[0]
+		s.dispatch = s.dispatch[1:]
+		s.latestPos[dirOf(rq)] = rq.Sector
+		return rq
+	}
 	var d *ddRq
 	dir := dirRead
 	if d = s.nextRequest(s.lastDir); d != nil && s.batching < s.t.FifoBatch {
