@@ -168,6 +168,7 @@ type proc struct {
 	blocked    bool // a bio of it sleeps for a request
 	lastSubmit trace.Time
 	plug       []*Request // plug list
+	splitRest  []*Record  // parts of a split bio still to submit, in order
 	completed  int
 	// doneAt holds the times of the process's predicted completions from
 	// the doneBase-th on (counted from 1): what releases its next bios.
@@ -387,7 +388,7 @@ const maxDepthGrowth = 4096
 // in the capture has happened in the replay (steps 2-4 of the closed-loop
 // rule on Workload).
 func (e *Engine) tryRelease(p *proc) {
-	if p.scheduled || p.blocked {
+	if p.scheduled || p.blocked || len(p.splitRest) > 0 {
 		return
 	}
 	r := p.head()
@@ -467,7 +468,51 @@ func (e *Engine) arrive(r *Record) {
 	r.predQueue = e.now
 	e.res.Bios++
 	e.emitBio(trace.ActionQueue, r)
-	if e.merge(p, r) {
+	if lim := e.q.MaxSectors << 9; lim > 0 && r.Bytes > lim && r.Cat&trace.CatDiscard == 0 {
+		e.split(p, r, lim)
+		return
+	}
+	e.submitBio(p, r)
+}
+
+// split splits r at max_sectors (bio_split_to_limits -> bio_submit_split
+// in block/blk-merge.c): each first part of lim bytes is its own bio,
+// flagged REQ_NOMERGE (neither merged nor merged into), traced X, and
+// submitted before the remainder is resubmitted; the last part is a plain
+// bio. The parts are submitted in order, each through the whole path
+// (merge, request, plug); r completes for its process when all have.
+func (e *Engine) split(p *proc, r *Record, lim uint32) {
+	var parts []*Record
+	for off := uint32(0); off < r.Bytes; off += lim {
+		part := &Record{PID: r.PID, Index: r.Index, Cgroup: r.Cgroup, Comm: r.Comm,
+			Sector: r.Sector + uint64(off>>9), Bytes: min(lim, r.Bytes-off), Cat: r.Cat,
+			Plugged: r.Plugged, Queue: r.Queue, Issue: r.Issue, Done: r.Done,
+			predQueue: e.now, predDone: trace.NoTime, proc: p, parent: r, noMerge: true}
+		parts = append(parts, part)
+	}
+	last := parts[len(parts)-1]
+	last.noMerge, last.PlugEnd = false, r.PlugEnd
+	r.partsLeft = len(parts)
+	p.splitRest = append(p.splitRest[:0], parts[1:]...)
+	e.emitSplit(parts[0])
+	e.submitBio(p, parts[0])
+}
+
+// emitSplit emits the X of the first part of what remains of a bio.
+func (e *Engine) emitSplit(part *Record) {
+	if e.out == nil {
+		e.res.Events++
+		return
+	}
+	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: trace.ActionSplit, Cat: part.Cat | trace.CatQueue,
+		Sector: part.Sector, Bytes: part.Bytes, PID: part.PID, Cgroup: part.Cgroup, Comm: part.Comm,
+		SplitSector: part.End()}
+	e.emit()
+}
+
+// submitBio submits one bio (or part of one): merge, else a request.
+func (e *Engine) submitBio(p *proc, r *Record) {
+	if !r.noMerge && e.merge(p, r) {
 		e.submitted(p, r)
 		return
 	}
@@ -506,8 +551,17 @@ func (e *Engine) getRequest(p *proc, r *Record) {
 // submitted finishes a bio's submission: it merged or got a request.
 func (e *Engine) submitted(p *proc, r *Record) {
 	p.lastSubmit = e.now
-	if (r.PlugEnd || !r.Plugged) && len(p.plug) > 0 {
+	if (r.PlugEnd || !r.Plugged) && len(p.plug) > 0 && (r.parent == nil || len(p.splitRest) == 0) {
 		e.flushPlug(p, false)
+	}
+	if len(p.splitRest) > 0 {
+		next := p.splitRest[0]
+		p.splitRest = p.splitRest[1:]
+		if len(p.splitRest) > 0 {
+			e.emitSplit(next)
+		}
+		e.submitBio(p, next)
+		return
 	}
 	e.tryRelease(p)
 }
@@ -570,7 +624,7 @@ func (e *Engine) insert(rq *Request, pid uint32) {
 	rq.eng.held = true
 	rq.eng.schedSaw = true
 	e.held++
-	if !rq.eng.flushSeq {
+	if !rq.eng.noMerge {
 		e.hash(rq)
 	}
 	e.sched.Insert(e.now, rq)
@@ -617,14 +671,14 @@ func bioOf(rq *Request) Bio {
 func (e *Engine) mergeOK(rq *Request, cat trace.Category, cg uint64, bytes uint32) bool {
 	const dir = trace.CatWrite | trace.CatDiscard
 	const nomerge = trace.CatFlush | trace.CatFUA
-	if rq.Cat&dir != cat&dir || rq.Cat&nomerge != 0 || cat&nomerge != 0 || rq.Cgroup != cg || rq.eng.flushSeq {
+	if rq.Cat&dir != cat&dir || rq.Cat&nomerge != 0 || cat&nomerge != 0 || rq.Cgroup != cg || rq.eng.noMerge {
 		return false
 	}
 	return uint64(rq.Bytes>>9)+uint64(bytes>>9) <= uint64(e.q.MaxSectors)
 }
 
 func (e *Engine) rqMergeable(rq, next *Request) bool {
-	return rq != next && rq.eng.held && !rq.eng.flushSeq && !next.eng.flushSeq &&
+	return rq != next && rq.eng.held && !rq.eng.noMerge && !next.eng.noMerge &&
 		e.mergeOK(rq, next.Cat, next.Cgroup, next.Bytes)
 }
 
@@ -781,6 +835,7 @@ func (e *Engine) newRequest(r *Record) *Request {
 	rq.Queued = e.now
 	rq.Inserted, rq.Issued = trace.NoTime, trace.NoTime
 	rq.eng.recs = append(rq.eng.recs, r)
+	rq.eng.noMerge = r.noMerge
 	if w := e.allocated - e.inDriver; w > e.res.MaxWaiting {
 		e.res.MaxWaiting = w
 	}
@@ -891,6 +946,14 @@ func (e *Engine) finishBios(rq *Request) {
 	recs := rq.eng.recs
 	for _, r := range recs {
 		r.predDone = e.now
+		if par := r.parent; par != nil {
+			// A part of a split bio: the bio completes with its last part.
+			if par.partsLeft--; par.partsLeft > 0 {
+				continue
+			}
+			r = par
+			r.predDone = e.now
+		}
 		p := r.proc
 		p.completed++
 		if p.doneBase == 0 {

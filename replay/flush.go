@@ -116,19 +116,19 @@ func (e *Engine) insertFlush(rq *Request) bool {
 	rq.Cat |= trace.CatSync
 	switch policy {
 	case 0:
-		rq.eng.flushSeq = true
+		rq.eng.flushSeq, rq.eng.noMerge = true, true
 		rq.eng.fseq = fseqActions
 		e.flushDone(rq)
 		return true
 	case fseqData:
 		return false
 	case fseqData | fseqPostflush:
-		rq.eng.flushSeq = true
+		rq.eng.flushSeq, rq.eng.noMerge = true, true
 		rq.eng.fseq = fseqPreflush
 		e.fq.dataInFlight++
 		return false
 	}
-	rq.eng.flushSeq = true
+	rq.eng.flushSeq, rq.eng.noMerge = true, true
 	e.flushSeq(rq, fseqActions&^policy)
 	return true
 }

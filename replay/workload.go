@@ -54,6 +54,12 @@ type Record struct {
 	predQueue trace.Time
 	predDone  trace.Time
 	proc      *proc
+	// A part of a bio split at max_sectors (parent set): the bio completes
+	// for its process when its last part does (bio_chain); partsLeft
+	// counts the parent's parts not yet completed.
+	parent    *Record
+	partsLeft int
+	noMerge   bool // REQ_NOMERGE: the split's first parts
 }
 
 // End returns the first sector after the bio.
