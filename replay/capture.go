@@ -247,7 +247,7 @@ func (s *captureSource) add(e *trace.Event) {
 		}
 		q := &captureQ{rec: Record{PID: e.PID, Index: idx, Cgroup: e.Cgroup, Comm: s.comms[e.PID],
 			Sector: e.Sector, Bytes: e.Bytes, Cat: e.Cat.OpFlags(), Queue: e.Time,
-			Issue: trace.NoTime, Done: trace.NoTime}}
+			Issue: trace.NoTime, Done: trace.NoTime, got: trace.NoTime}}
 		q.plugged = s.plug[e.PID]
 		if s.wb && (q.rec.Cat&trace.CatFlush != 0 || (!s.fua && q.rec.Cat&trace.CatFUA != 0)) {
 			q.flushWait = true
@@ -256,6 +256,11 @@ func (s *captureSource) add(e *trace.Event) {
 		s.fifo = append(s.fifo, q)
 		s.byKey[bioKey{e.PID, idx}] = q
 		s.lastQ[e.PID] = q
+	case trace.ActionGetRQ, trace.ActionBackMerge, trace.ActionFrontMerge:
+		// The end of the bio's submission (it slept for a request before G).
+		if q := s.lastQ[e.PID]; e.Dev == s.dev && q != nil && !q.rec.got.Valid() && q.rec.Sector == e.Sector {
+			q.rec.got = e.Time
+		}
 	case trace.ActionComplete:
 		if e.Dev == s.dev && e.Bytes == 0 && e.Cat&trace.CatFlush == 0 && len(s.flushWait) > 0 {
 			s.flushFinal(e)

@@ -151,7 +151,11 @@ type Engine struct {
 	nextID uint64
 	ev     trace.Event
 	bio    Bio // the bio handed to merge hooks, reused: hooks must not keep it
-	err    error
+	// waiters: processes whose head bio waits for a record's predicted
+	// completion (a cross-process edge), by that record.
+	waiters map[*Record][]*proc
+	woken   []*proc
+	err     error
 
 	res   Result
 	stats *statsBuilder
@@ -436,6 +440,19 @@ func (e *Engine) tryRelease(p *proc) {
 			}
 		}
 		switch {
+		case r.after != nil:
+			// Step 6: released by another process's completion.
+			if !r.after.predDone.Valid() {
+				if e.waiters == nil {
+					e.waiters = map[*Record][]*proc{}
+				}
+				e.waiters[r.after] = append(e.waiters[r.after], p)
+				if len(p.plug) > 0 {
+					e.flushPlug(p, true)
+				}
+				return
+			}
+			at = r.after.predDone + r.afterDelay
 		case r.Dep >= 0 && dep.Valid():
 			at = dep + r.Think
 		case r.Dep >= 0:
@@ -954,6 +971,10 @@ func (e *Engine) finishBios(rq *Request) {
 			r = par
 			r.predDone = e.now
 		}
+		if ws, ok := e.waiters[r]; ok {
+			delete(e.waiters, r)
+			e.woken = append(e.woken, ws...)
+		}
 		p := r.proc
 		p.completed++
 		if p.doneBase == 0 {
@@ -977,6 +998,13 @@ func (e *Engine) finishBios(rq *Request) {
 			if e.exit != nil {
 				e.exit.ProcessExited(e.now, p.pid)
 			}
+		}
+	}
+	if len(e.woken) > 0 {
+		woken := e.woken
+		e.woken = nil
+		for _, q := range woken {
+			e.tryRelease(q)
 		}
 	}
 	e.freeRequest(rq)
