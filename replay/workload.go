@@ -161,7 +161,8 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     more after its Q): that sleep was the source queue's (nr_requests,
 //     bfq_limit_depth, mq-deadline's async_depth), not the process's, and
 //     the replay's queue makes it sleep, or not, itself.
-//  6. Cross-process edges. A bio whose process had nothing in flight, had
+//  6. Cross-process edges. A synchronous write (REQ_SYNC, FUA or flush)
+//     whose process had nothing in flight, had
 //     seen no completion of its own for crossIdle (1 ms) or more, and was
 //     queued within a quarter of that idle time after the completion of
 //     another process's synchronous write (REQ_SYNC, FUA or flush: an
@@ -469,7 +470,7 @@ func (f *inferrer) infer(r *Record) {
 		}
 		r.Think = r.Queue - base
 	}
-	if !r.Open && inflightBefore == 0 {
+	if !r.Open && inflightBefore == 0 && syncWrite(r.Cat) {
 		// Step 6: released by another process's completion.
 		if x := f.releaser(r.PID); x.r != nil && syncWrite(x.r.Cat) && (!ownLatest.Valid() || x.t > ownLatest) &&
 			(!ownLatest.Valid() || r.Queue-ownLatest >= crossIdle) && 4*(r.Queue-x.t) <= r.Queue-max(ownLatest, p.lastQ) {
