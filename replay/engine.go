@@ -110,16 +110,17 @@ const defaultMaxSectors = 2560
 // captured time pulls the stream forward, buffering other processes' bios
 // in between).
 type Engine struct {
-	w     *Workload
-	cfg   Config
-	q     Queue
-	sched Scheduler
-	exit  ProcessExiter
-	nb    Neighbours // nil: neighbours from the engine's hash
-	rqOK  RequestMergeAllower
-	dev   Device
-	out   func(*trace.Event) error
-	elev  bool // the scheduler is an elevator (not none): I events, request merges
+	w       *Workload
+	cfg     Config
+	q       Queue
+	sched   Scheduler
+	exit    ProcessExiter
+	nb      Neighbours // nil: neighbours from the engine's hash
+	rqOK    RequestMergeAllower
+	limiter DepthLimiter
+	dev     Device
+	out     func(*trace.Event) error
+	elev    bool // the scheduler is an elevator (not none): I events, request merges
 
 	now    trace.Time
 	events eventQueue
@@ -151,6 +152,7 @@ type Engine struct {
 	nextID uint64
 	ev     trace.Event
 	bio    Bio // the bio handed to merge hooks, reused: hooks must not keep it
+	limBio Bio // the bio handed to LimitDepth
 	// waiters: processes whose head bio waits for a record's predicted
 	// completion (a cross-process edge), by that record.
 	waiters map[*Record][]*proc
@@ -235,6 +237,7 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	e.exit, _ = s.(ProcessExiter)
 	e.nb, _ = s.(Neighbours)
 	e.rqOK, _ = s.(RequestMergeAllower)
+	e.limiter, _ = s.(DepthLimiter)
 	return e, nil
 }
 
@@ -533,8 +536,9 @@ func (e *Engine) submitBio(p *proc, r *Record) {
 		e.submitted(p, r)
 		return
 	}
-	if e.allocated >= e.q.NrRequests {
-		// No free request: the process sleeps, which flushes its plug.
+	if e.allocated >= e.tagLimit(r) {
+		// No free request (or none within the scheduler's depth limit for
+		// it): the process sleeps, which flushes its plug.
 		p.blocked = true
 		e.res.Sleeps++
 		e.sleepers = append(e.sleepers, r)
@@ -870,7 +874,19 @@ func (e *Engine) freeRequest(rq *Request) {
 	rq.Sched = nil
 	e.pool = append(e.pool, rq)
 	for e.allocated < e.q.NrRequests && e.sleepHead < len(e.sleepers) {
-		r := e.sleepers[e.sleepHead]
+		// The first sleeper whose depth limit allows a request now (a
+		// sleeper limited by LimitDepth lets later ones with a larger
+		// limit, sync reads, go first, as the tag bitmap's shallow
+		// allocation does).
+		i := e.sleepHead
+		for i < len(e.sleepers) && e.allocated >= e.tagLimit(e.sleepers[i]) {
+			i++
+		}
+		if i == len(e.sleepers) {
+			break
+		}
+		r := e.sleepers[i]
+		copy(e.sleepers[e.sleepHead+1:i+1], e.sleepers[e.sleepHead:i])
 		e.sleepers[e.sleepHead] = nil
 		e.sleepHead++
 		if e.sleepHead == len(e.sleepers) {
@@ -879,6 +895,20 @@ func (e *Engine) freeRequest(rq *Request) {
 		r.proc.blocked = false
 		e.getRequest(r.proc, r)
 	}
+}
+
+// tagLimit returns the most requests that may be allocated when r asks
+// for one: NrRequests (the scheduler tags of the one hardware queue), or
+// less as the scheduler's LimitDepth says.
+func (e *Engine) tagLimit(r *Record) int {
+	if e.limiter == nil {
+		return e.q.NrRequests
+	}
+	e.limBio = Bio{PID: r.PID, Index: r.Index, Cgroup: r.Cgroup, Sector: r.Sector, Bytes: r.Bytes, Cat: r.Cat}
+	if l := e.limiter.LimitDepth(e.now, &e.limBio); l > 0 && l < e.q.NrRequests {
+		return l
+	}
+	return e.q.NrRequests
 }
 
 // Records returns the bios rq serves, its first bio first. The slice is

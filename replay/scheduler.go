@@ -129,6 +129,19 @@ type RequestMergeAllower interface {
 	AllowRequestMerge(rq, next *Request) bool
 }
 
+// DepthLimiter is implemented by schedulers with a limit_depth hook
+// (bfq_limit_depth, dd_limit_depth): the shallow depth of the scheduler
+// tag bitmap a request may allocate from. The engine models the one
+// hardware queue's scheduler tags (NrRequests) as a pool: a request of
+// shallow depth d (of every sbitmap word of 1<<shift bits) can be had only
+// while fewer than NrRequests*d>>shift tags are in use, since lower bits
+// are taken first by every request.
+type DepthLimiter interface {
+	// LimitDepth returns the most requests that may be allocated when
+	// bio asks for one, or 0 for no limit. bio is valid during the call.
+	LimitDepth(now trace.Time, bio *Bio) int
+}
+
 // ProcessExiter is implemented by schedulers that act when a process will
 // send no more I/O (bfq_exit_icq, cfq_exit_icq). The engine calls it after
 // the last completion of a process whose stream is exhausted.

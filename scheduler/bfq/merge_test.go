@@ -54,3 +54,29 @@ func TestLaterMergeStaysInQueue(t *testing.T) {
 			res.BackMerges, res.RequestMerges, res.Requests)
 	}
 }
+
+// TestLimitDepth: bfq_update_depths on a queue of nr_requests 256: the
+// sbitmap has 64-bit words (sbitmap_calculate_shift: 4 << 6 = 256 is not
+// more than 256), word_depths[0] = {64>>1, (64*3)>>2} = {32, 48},
+// word_depths[1] = {(64*3)>>4, (64*6)>>4} = {12, 24}; bfq_limit_depth
+// scales a word's depth to the queue: limit = (nr_requests * depth) >>
+// shift. So async writes may hold 128 tags, sync writes 192, sync reads
+// all 256; with a weight-raised queue busy, 48 and 96.
+func TestLimitDepth(t *testing.T) {
+	h := newFakeHost(false, 32, 100*trace.Time(1000))
+	h.q.NrRequests = 256
+	s := newSched(t, h, opts("6.18", nil))
+	read := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatRead}
+	async := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatWrite}
+	syncw := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatWrite | trace.CatSync}
+	for _, tc := range []struct {
+		wr   int
+		bio  *replay.Bio
+		want int
+	}{{0, read, 0}, {0, async, 128}, {0, syncw, 192}, {1, async, 48}, {1, syncw, 96}, {1, read, 0}} {
+		s.wrBusy = tc.wr
+		if got := s.LimitDepth(0, tc.bio); got != tc.want {
+			t.Errorf("wr_busy %d, %v: limit %d, want %d", tc.wr, tc.bio.Cat.RWBS(tc.bio.Bytes), got, tc.want)
+		}
+	}
+}
