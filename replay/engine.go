@@ -852,6 +852,7 @@ func (e *Engine) newRequest(r *Record) *Request {
 	e.allocated++
 	rq.ID = e.nextID
 	rq.PID, rq.Cgroup, rq.Sector, rq.Bytes, rq.Cat = r.PID, r.Cgroup, r.Sector, r.Bytes, r.Cat
+	rq.Comm = r.Comm
 	rq.Bios = 1
 	rq.Queued = e.now
 	rq.Inserted, rq.Issued = trace.NoTime, trace.NoTime

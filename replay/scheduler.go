@@ -9,6 +9,7 @@ import "github.com/tracesched/tracesched/trace"
 type Request struct {
 	ID       uint64         // unique within a replay, in creation order, from 1
 	PID      uint32         // process of its first bio
+	Comm     string         // name of that process ("" when unknown)
 	Cgroup   uint64         // cgroup id of its first bio (0: root or unknown)
 	Sector   uint64         // start sector, 512-byte units
 	Bytes    uint32         // size, grows with merges
