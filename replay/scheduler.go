@@ -208,4 +208,16 @@ type Options struct {
 	Features map[string]bool
 	// HZ is the kernel's tick rate where a model counts jiffies (default 250).
 	HZ int
+	// IOPrio maps PIDs to I/O priorities (--ioprio PID=be/4, or a
+	// manifest's process list; NiceIOPrio for a nice value); a process not
+	// listed has DefaultIOPrio.
+	IOPrio map[uint32]IOPrio
+}
+
+// IOPrioOf returns pid's I/O priority in o.
+func (o Options) IOPrioOf(pid uint32) IOPrio {
+	if p, ok := o.IOPrio[pid]; ok && p.Class != IOPrioNone {
+		return p
+	}
+	return DefaultIOPrio
 }

@@ -80,3 +80,49 @@ func TestLimitDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestIOPrio: bfq_ioprio_to_weight gives a BE queue (IOPRIO_NR_LEVELS -
+// level) * BFQ_WEIGHT_CONVERSION_COEFF: be/0 weighs 80, be/7 10, so two
+// always-backlogged sync readers share the service about 8:1; and an RT
+// queue's class tree is looked up before BE's (bfq_lookup_next_entity walks
+// the classes in order), so an RT reader gets nearly all of it.
+func TestIOPrio(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		a, b   string
+		lo, hi float64
+	}{{"be/0 vs be/7", "be/0", "be/7", 6, 10.5}, {"rt/4 vs be/4", "rt/4", "be/4", 30, 1e9}} {
+		pa, err := replay.ParseIOPrio(tc.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := replay.ParseIOPrio(tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newFakeHost(true, 32, 250*trace.Time(1000))
+		o := opts("6.18", map[string]string{"low_latency": "0"})
+		o.IOPrio = map[uint32]replay.IOPrio{10: pa, 20: pb}
+		newSched(t, h, o)
+		h.add(&proc{pid: 10, sector: 1 << 20, size: 128 << 10, depth: 4, stop: 1 << 62})
+		h.add(&proc{pid: 20, sector: 1 << 24, size: 128 << 10, depth: 4, stop: 1 << 62})
+		h.run(4000 * ms)
+		a, b := h.servedPID[10], h.servedPID[20]
+		ratio := float64(a) / float64(max(b, 1))
+		t.Logf("%s: sectors %d vs %d, ratio %.2f", tc.name, a, b, ratio)
+		if ratio < tc.lo || ratio > tc.hi {
+			t.Errorf("%s: service ratio %.2f, want %.1f..%.1f", tc.name, ratio, tc.lo, tc.hi)
+		}
+	}
+	for _, bad := range []string{"be/8", "rt", "xx/1", "be/-1"} {
+		if _, err := replay.ParseIOPrio(bad); err == nil {
+			t.Errorf("ParseIOPrio(%q) accepted", bad)
+		}
+	}
+	if p := replay.NiceIOPrio(-20, false, false); p.String() != "be/0" {
+		t.Errorf("nice -20: %v, want be/0", p)
+	}
+	if p := replay.NiceIOPrio(19, false, false); p.String() != "be/7" {
+		t.Errorf("nice 19: %v, want be/7 ((19+20)/5)", p)
+	}
+}
