@@ -11,9 +11,9 @@ import (
 // fs-mqdl-fsync-vs-seqread (fio's WS completes at 0.021194 s, jbd2 queues
 // its journal blocks at 0.021266; jbd2's commit completes at 0.020855,
 // fio queues its next write at 0.021047). Captured: fio (pid 1) writes,
-// 1 ms later it completes, jbd2 (pid 2) writes 50 us after, 1 ms later it
-// completes, fio writes again 100 us after. Replayed on a device of 3 ms,
-// each process, idle for over 1 ms since its own last completion, waits
+// 2 ms later it completes, jbd2 (pid 2) writes 50 us after, 2 ms later it
+// completes (its commit), fio writes again 100 us after. Replayed on a device of 3 ms,
+// each process, idle for over 1.5 ms since its own last completion, waits
 // for the other's predicted completion and keeps only the captured 50 or
 // 100 us (step 6 of the rule on Workload), once the pair has been seen
 // twice (crossRepeat). Without the edge jbd2 kept its captured gap from
@@ -25,10 +25,10 @@ func TestCrossProcessEdge(t *testing.T) {
 	a := trace.Time(0)
 	for k := 0; k < 8; k++ {
 		recs = append(recs,
-			replay.Record{PID: 1, Sector: uint64(1000 + 8*k), Bytes: 4096, Cat: w, Queue: a, Issue: a, Done: a + ms},
+			replay.Record{PID: 1, Sector: uint64(1000 + 8*k), Bytes: 4096, Cat: w, Queue: a, Issue: a, Done: a + 2*ms},
 			replay.Record{PID: 2, Sector: uint64(900000 + 8*k), Bytes: 4096, Cat: w | trace.CatMeta,
-				Queue: a + ms + 50_000, Issue: a + ms + 50_000, Done: a + 2*ms + 50_000})
-		a += 2*ms + 150_000
+				Queue: a + 2*ms + 50_000, Issue: a + 2*ms + 50_000, Done: a + 4*ms + 50_000})
+		a += 4*ms + 150_000
 	}
 	wl, err := replay.NewWorkloadFromRecords(recs)
 	if err != nil {
