@@ -85,8 +85,12 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		done = t.anchor + t.work
 	default:
 		n := t.m.NonRotational
-		done = now + trace.Time(nsRound(n.latency(len(t.inflight), rq.Cat, rq.Bytes, u)))
-		if n.Batching != nil {
+		if isFlush(rq.Cat, rq.Bytes) {
+			done = now + trace.Time(nsRound(n.flushLatency(u)))
+		} else {
+			done = now + trace.Time(nsRound(n.latency(len(t.inflight), rq.Cat, rq.Bytes, u)))
+		}
+		if n.Batching != nil && !isFlush(rq.Cat, rq.Bytes) {
 			done = n.Batching.place(&t.bunch, OpOf(rq.Cat, rq.Bytes), now, done)
 		}
 	}

@@ -32,6 +32,9 @@ func NewWorkload(open Source) (*Workload, error) {
 		depth    int
 		maxSect  uint32
 		bios     int
+		flushQ   int // bios with PREFLUSH or FUA
+		flushD   int // flush requests issued (D of zero bytes with F)
+		fuaD     int // requests issued with FUA
 		perPID   map[uint32]int
 		stats    *statsBuilder
 	}
@@ -64,12 +67,21 @@ func NewWorkload(open Source) (*Workload, error) {
 			if e.Comm != "" {
 				comms[e.PID] = e.Comm
 			}
+			if e.Cat&(trace.CatFlush|trace.CatFUA) != 0 {
+				dev(e.Dev).flushQ++
+			}
 		case trace.ActionIssue:
 			s := dev(e.Dev)
 			s.issues++
 			s.inflight++
 			s.depth = max(s.depth, s.inflight)
 			s.maxSect = max(s.maxSect, uint32(e.Bytes>>9))
+			if e.Bytes == 0 && e.Cat&trace.CatFlush != 0 {
+				s.flushD++
+			}
+			if e.Cat&trace.CatFUA != 0 {
+				s.fuaD++
+			}
 		case trace.ActionComplete:
 			s := dev(e.Dev)
 			if s.inflight > 0 {
@@ -100,6 +112,13 @@ func NewWorkload(open Source) (*Workload, error) {
 	}
 	s := devs[best]
 	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: s.perPID}
+	switch {
+	case s.flushD > 0:
+		w.WriteCache = WriteBack
+	case s.flushQ > 0:
+		w.WriteCache = WriteThrough
+	}
+	w.FUA = s.fuaD > 0
 	s.stats.finish(w)
 	for i := range w.Processes {
 		if w.Processes[i].Comm == "" {
@@ -111,7 +130,7 @@ func NewWorkload(open Source) (*Workload, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newCaptureSource(r, best), nil
+		return newCaptureSource(r, best, w.WriteCache == WriteBack, w.FUA), nil
 	}
 	return w, nil
 }
@@ -145,6 +164,14 @@ type captureSource struct {
 	plug   map[uint32]bool      // process holds a plug
 	comms  map[uint32]string
 	inf    *inferrer
+	// The flush machinery's bios (flush.go): with a write-back cache a bio
+	// with PREFLUSH (or FUA on a device without FUA) completes for its
+	// process at the zero-byte C of its restored request (REQ_FSEQ_DONE),
+	// after the post-flush, not at its data phase's C, and an empty flush
+	// is never issued itself (its flush request is): such a bio waits, in
+	// Q order per sector, for that C.
+	wb, fua   bool
+	flushWait []*captureQ
 }
 
 type bioKey struct {
@@ -153,15 +180,19 @@ type bioKey struct {
 }
 
 type captureQ struct {
-	rec     Record
-	done    bool // the Rebuilder has finished it
-	plugged bool
-	plugEnd bool
+	rec  Record
+	done bool // the Rebuilder has finished it
+	// flushWait: a flush-machinery bio whose final zero-byte C has not
+	// come yet (captureSource.flushWait).
+	flushWait bool
+	plugged   bool
+	plugEnd   bool
 }
 
-func newCaptureSource(r trace.EventReader, dev trace.Dev) *captureSource {
+func newCaptureSource(r trace.EventReader, dev trace.Dev, writeBack, fua bool) *captureSource {
 	s := &captureSource{r: r, dev: dev, byKey: map[bioKey]*captureQ{}, qIndex: map[uint32]uint32{},
-		lastQ: map[uint32]*captureQ{}, plug: map[uint32]bool{}, comms: map[uint32]string{}, inf: newInferrer()}
+		lastQ: map[uint32]*captureQ{}, plug: map[uint32]bool{}, comms: map[uint32]string{}, inf: newInferrer(),
+		wb: writeBack, fua: fua}
 	s.rb = trace.NewRebuilder(nil, s.onBio)
 	return s
 }
@@ -176,9 +207,27 @@ func (s *captureSource) onBio(b *trace.Bio) {
 		return
 	}
 	delete(s.byKey, k)
-	q.rec.Issue, q.rec.Done = b.Issue, b.Done
+	q.rec.Issue = b.Issue
 	q.rec.Cgroup = b.Cgroup
+	if !q.flushWait {
+		q.rec.Done = b.Done
+	}
 	q.done = true
+}
+
+// flushFinal takes the zero-byte C of a flush sequence's restored request
+// (blk_flush_complete_seq, REQ_FSEQ_DONE: its flags lost PREFLUSH, so no F)
+// as the completion of the oldest waiting flush bio at its sector.
+func (s *captureSource) flushFinal(e *trace.Event) {
+	for i, q := range s.flushWait {
+		if q.rec.Sector == e.Sector {
+			q.rec.Done = e.Time
+			q.flushWait = false
+			q.done = true
+			s.flushWait = append(s.flushWait[:i], s.flushWait[i+1:]...)
+			return
+		}
+	}
 }
 
 func (s *captureSource) add(e *trace.Event) {
@@ -198,11 +247,24 @@ func (s *captureSource) add(e *trace.Event) {
 		}
 		q := &captureQ{rec: Record{PID: e.PID, Index: idx, Cgroup: e.Cgroup, Comm: s.comms[e.PID],
 			Sector: e.Sector, Bytes: e.Bytes, Cat: e.Cat.OpFlags(), Queue: e.Time,
-			Issue: trace.NoTime, Done: trace.NoTime}}
+			Issue: trace.NoTime, Done: trace.NoTime, got: trace.NoTime}}
 		q.plugged = s.plug[e.PID]
+		if s.wb && (q.rec.Cat&trace.CatFlush != 0 || (!s.fua && q.rec.Cat&trace.CatFUA != 0)) {
+			q.flushWait = true
+			s.flushWait = append(s.flushWait, q)
+		}
 		s.fifo = append(s.fifo, q)
 		s.byKey[bioKey{e.PID, idx}] = q
 		s.lastQ[e.PID] = q
+	case trace.ActionGetRQ, trace.ActionBackMerge, trace.ActionFrontMerge:
+		// The end of the bio's submission (it slept for a request before G).
+		if q := s.lastQ[e.PID]; e.Dev == s.dev && q != nil && !q.rec.got.Valid() && q.rec.Sector == e.Sector {
+			q.rec.got = e.Time
+		}
+	case trace.ActionComplete:
+		if e.Dev == s.dev && e.Bytes == 0 && e.Cat&trace.CatFlush == 0 && len(s.flushWait) > 0 {
+			s.flushFinal(e)
+		}
 	case trace.ActionPlug:
 		if e.Dev != s.dev {
 			break
@@ -230,7 +292,7 @@ func (s *captureSource) next() (*Record, error) {
 	for {
 		if s.head < len(s.fifo) {
 			q := s.fifo[s.head]
-			if q.done || s.eof {
+			if (q.done && !q.flushWait) || s.eof {
 				s.fifo[s.head] = nil
 				s.head++
 				if s.head >= 1024 && s.head*2 >= len(s.fifo) {

@@ -49,6 +49,17 @@ type collectDev struct {
 	lastQ    map[uint32]*collectQ
 	plug     map[uint32]bool
 	recs     recordStore // released bios
+	// The flush machinery, as NewWorkload counts it: bios with PREFLUSH or
+	// FUA, flush requests issued (D of zero bytes with F), requests issued
+	// with FUA.
+	flushQ, flushD, fuaD int
+	// Bios waiting for the zero-byte C of their restored request
+	// (captureSource.flushFinal), in Q order. Whether the device has a
+	// write-back cache and FUA is known only at the end of the pass, so
+	// both of NewWorkload's possible lists are kept: waitF, the PREFLUSH
+	// bios (a device with FUA), and waitFF, those and the FUA bios (a
+	// device without); Workload picks the one the capture calls for.
+	waitF, waitFF []*collectQ
 }
 
 // collectQ is a Q event waiting for the Rebuilder to finish its bio.
@@ -58,6 +69,8 @@ type collectQ struct {
 	done    bool
 	plugged bool
 	plugEnd bool
+	// inF, inFF: still waiting in collectDev.waitF, waitFF.
+	inF, inFF bool
 }
 
 // NewCollector returns an empty Collector with its own Rebuilder.
@@ -136,11 +149,29 @@ func (c *Collector) Before(e *trace.Event) {
 		s := c.dev(e.Dev)
 		q := &collectQ{dev: e.Dev, rec: storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup,
 			comm: c.names.id(c.comms[e.PID]), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
-			queue: e.Time, issue: trace.NoTime, done: trace.NoTime}}
+			queue: e.Time, issue: trace.NoTime, done: trace.NoTime,
+			got: trace.NoTime, doneF: trace.NoTime, doneFF: trace.NoTime}}
 		q.plugged = s.plug[e.PID]
+		if e.Cat&(trace.CatFlush|trace.CatFUA) != 0 {
+			s.flushQ++
+		}
+		if q.rec.cat&trace.CatFlush != 0 {
+			q.inF = true
+			s.waitF = append(s.waitF, q)
+		}
+		if q.rec.cat&(trace.CatFlush|trace.CatFUA) != 0 {
+			q.inFF = true
+			s.waitFF = append(s.waitFF, q)
+		}
 		s.fifo = append(s.fifo, q)
 		c.byKey[bioKey{e.PID, idx}] = q
 		s.lastQ[e.PID] = q
+	case trace.ActionGetRQ, trace.ActionBackMerge, trace.ActionFrontMerge:
+		// The end of the bio's submission (it slept for a request before G).
+		s := c.dev(e.Dev)
+		if q := s.lastQ[e.PID]; q != nil && !q.rec.got.Valid() && q.rec.sector == e.Sector {
+			q.rec.got = e.Time
+		}
 	case trace.ActionPlug:
 		s := c.dev(e.Dev)
 		s.plug[e.PID] = true
@@ -162,12 +193,39 @@ func (c *Collector) Before(e *trace.Event) {
 		s.inflight++
 		s.depth = max(s.depth, s.inflight)
 		s.maxSect = max(s.maxSect, uint32(e.Bytes>>9))
+		if e.Bytes == 0 && e.Cat&trace.CatFlush != 0 {
+			s.flushD++
+		}
+		if e.Cat&trace.CatFUA != 0 {
+			s.fuaD++
+		}
 	case trace.ActionComplete:
 		s := c.dev(e.Dev)
 		if s.inflight > 0 {
 			s.inflight--
 		}
+		if e.Bytes == 0 && e.Cat&trace.CatFlush == 0 {
+			c.flushFinal(s, e)
+		}
 	}
+}
+
+// flushFinal takes the zero-byte C of a flush sequence's restored request
+// as the completion of the oldest bio waiting at its sector, in each list
+// (captureSource.flushFinal).
+func (c *Collector) flushFinal(s *collectDev, e *trace.Event) {
+	take := func(list []*collectQ, set func(q *collectQ)) []*collectQ {
+		for i, q := range list {
+			if q.rec.sector == e.Sector {
+				set(q)
+				c.finished = true
+				return append(list[:i], list[i+1:]...)
+			}
+		}
+		return list
+	}
+	s.waitF = take(s.waitF, func(q *collectQ) { q.rec.doneF, q.inF = e.Time, false })
+	s.waitFF = take(s.waitFF, func(q *collectQ) { q.rec.doneFF, q.inFF = e.Time, false })
 }
 
 // After releases what the Rebuilder finished with the event just taken.
@@ -186,7 +244,7 @@ func (c *Collector) After() {
 func (c *Collector) release(s *collectDev, eof bool) {
 	for s.head < len(s.fifo) {
 		q := s.fifo[s.head]
-		if !q.done && !eof {
+		if !(q.done && !q.inF && !q.inFF) && !eof {
 			return
 		}
 		s.fifo[s.head] = nil
@@ -247,6 +305,13 @@ func (c *Collector) Workload() (*Workload, error) {
 	}
 	s := c.devs[best]
 	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: s.perPID}
+	switch {
+	case s.flushD > 0:
+		w.WriteCache = WriteBack
+	case s.flushQ > 0:
+		w.WriteCache = WriteThrough
+	}
+	w.FUA = s.fuaD > 0
 	s.stats.finish(w)
 	for i := range w.Processes {
 		if w.Processes[i].Comm == "" {
@@ -255,7 +320,7 @@ func (c *Collector) Workload() (*Workload, error) {
 	}
 	recs, names := &s.recs, &c.names
 	w.open = func() (recordSource, error) {
-		return &storeSource{recs: recs, names: names, inf: newInferrer()}, nil
+		return &storeSource{recs: recs, names: names, inf: newInferrer(), wb: w.WriteCache == WriteBack, fua: w.FUA}, nil
 	}
 	// The other devices' bios are not replayed.
 	for d, o := range c.devs {
@@ -274,12 +339,16 @@ type storedRecord struct {
 	queue  trace.Time
 	issue  trace.Time
 	done   trace.Time
-	pid    uint32
-	index  uint32
-	bytes  uint32
-	comm   uint32
-	cat    trace.Category
-	flags  uint8
+	got    trace.Time // end of its submission (Record.got)
+	// doneF, doneFF: the zero-byte C that ends its flush sequence, as
+	// matched in collectDev.waitF and waitFF.
+	doneF, doneFF trace.Time
+	pid           uint32
+	index         uint32
+	bytes         uint32
+	comm          uint32
+	cat           trace.Category
+	flags         uint8
 }
 
 const (
@@ -345,6 +414,10 @@ type storeSource struct {
 	i     int
 	block []Record
 	inf   *inferrer
+	// wb, fua: the device's write-back cache and FUA (Workload.WriteCache,
+	// Workload.FUA), which decide which bios complete at their flush
+	// sequence's end (captureSource).
+	wb, fua bool
 }
 
 func (s *storeSource) next() (*Record, error) {
@@ -360,7 +433,15 @@ func (s *storeSource) next() (*Record, error) {
 	s.block = s.block[1:]
 	*r = Record{PID: sr.pid, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
 		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
-		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0}
+		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, got: sr.got}
+	if s.wb {
+		switch {
+		case s.fua && sr.cat&trace.CatFlush != 0:
+			r.Done = sr.doneF
+		case !s.fua && sr.cat&(trace.CatFlush|trace.CatFUA) != 0:
+			r.Done = sr.doneFF
+		}
+	}
 	s.inf.infer(r)
 	return r, nil
 }

@@ -66,6 +66,7 @@ type Result struct {
 	FrontMerges   int   // bios merged at the front of a request (F)
 	RequestMerges int   // requests merged into other requests
 	Sleeps        int   // bios that waited for a free request (NrRequests)
+	Flushes       int   // flush requests the flush machinery issued (REQ_OP_FLUSH)
 	MaxInDriver   int   // most requests on the device at once
 	MaxWaiting    int   // most requests allocated and not on the device (plugged or in the scheduler)
 	Events        int   // events emitted
@@ -109,14 +110,17 @@ const defaultMaxSectors = 2560
 // captured time pulls the stream forward, buffering other processes' bios
 // in between).
 type Engine struct {
-	w     *Workload
-	cfg   Config
-	q     Queue
-	sched Scheduler
-	exit  ProcessExiter
-	dev   Device
-	out   func(*trace.Event) error
-	elev  bool // the scheduler is an elevator (not none): I events, request merges
+	w       *Workload
+	cfg     Config
+	q       Queue
+	sched   Scheduler
+	exit    ProcessExiter
+	nb      Neighbours // nil: neighbours from the engine's hash
+	rqOK    RequestMergeAllower
+	limiter DepthLimiter
+	dev     Device
+	out     func(*trace.Event) error
+	elev    bool // the scheduler is an elevator (not none): I events, request merges
 
 	now    trace.Time
 	events eventQueue
@@ -138,6 +142,9 @@ type Engine struct {
 	byStart   map[uint64]*Request // held requests by start sector
 	toHash    []*Request          // requests to enter in the hashes before the next lookup
 	held      int                 // requests the scheduler holds
+	fq        flushQueue          // the flush machinery (flush.go)
+	bypass    []*Request          // hctx->dispatch: flush requests, served first
+	atHead    []*Request          // data phases inserted at head, for a scheduler without AtHeadInserter
 	timers    map[int]uint64      // pending timer generations
 	kicked    bool
 
@@ -145,7 +152,12 @@ type Engine struct {
 	nextID uint64
 	ev     trace.Event
 	bio    Bio // the bio handed to merge hooks, reused: hooks must not keep it
-	err    error
+	limBio Bio // the bio handed to LimitDepth
+	// waiters: processes whose head bio waits for a record's predicted
+	// completion (a cross-process edge), by that record.
+	waiters map[*Record][]*proc
+	woken   []*proc
+	err     error
 
 	res   Result
 	stats *statsBuilder
@@ -162,6 +174,7 @@ type proc struct {
 	blocked    bool // a bio of it sleeps for a request
 	lastSubmit trace.Time
 	plug       []*Request // plug list
+	splitRest  []*Record  // parts of a split bio still to submit, in order
 	completed  int
 	// doneAt holds the times of the process's predicted completions from
 	// the doneBase-th on (counted from 1): what releases its next bios.
@@ -196,6 +209,12 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 			e.q.Depth = 1
 		}
 	}
+	if e.q.WriteCache == WriteCacheAuto {
+		e.q.WriteCache, e.q.FUA = w.WriteCache, w.FUA
+		if e.q.WriteCache == WriteCacheAuto {
+			e.q.WriteCache = WriteBack
+		}
+	}
 	if e.q.MaxSectors == 0 {
 		e.q.MaxSectors = w.MaxSectors
 		if e.q.MaxSectors == 0 {
@@ -216,6 +235,9 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 		}
 	}
 	e.exit, _ = s.(ProcessExiter)
+	e.nb, _ = s.(Neighbours)
+	e.rqOK, _ = s.(RequestMergeAllower)
+	e.limiter, _ = s.(DepthLimiter)
 	return e, nil
 }
 
@@ -373,7 +395,7 @@ const maxDepthGrowth = 4096
 // in the capture has happened in the replay (steps 2-4 of the closed-loop
 // rule on Workload).
 func (e *Engine) tryRelease(p *proc) {
-	if p.scheduled || p.blocked {
+	if p.scheduled || p.blocked || len(p.splitRest) > 0 {
 		return
 	}
 	r := p.head()
@@ -421,6 +443,19 @@ func (e *Engine) tryRelease(p *proc) {
 			}
 		}
 		switch {
+		case r.after != nil:
+			// Step 6: released by another process's completion.
+			if !r.after.predDone.Valid() {
+				if e.waiters == nil {
+					e.waiters = map[*Record][]*proc{}
+				}
+				e.waiters[r.after] = append(e.waiters[r.after], p)
+				if len(p.plug) > 0 {
+					e.flushPlug(p, true)
+				}
+				return
+			}
+			at = r.after.predDone + r.afterDelay
 		case r.Dep >= 0 && dep.Valid():
 			at = dep + r.Think
 		case r.Dep >= 0:
@@ -453,12 +488,57 @@ func (e *Engine) arrive(r *Record) {
 	r.predQueue = e.now
 	e.res.Bios++
 	e.emitBio(trace.ActionQueue, r)
-	if e.merge(p, r) {
+	if lim := e.q.MaxSectors << 9; lim > 0 && r.Bytes > lim && r.Cat&trace.CatDiscard == 0 {
+		e.split(p, r, lim)
+		return
+	}
+	e.submitBio(p, r)
+}
+
+// split splits r at max_sectors (bio_split_to_limits -> bio_submit_split
+// in block/blk-merge.c): each first part of lim bytes is its own bio,
+// flagged REQ_NOMERGE (neither merged nor merged into), traced X, and
+// submitted before the remainder is resubmitted; the last part is a plain
+// bio. The parts are submitted in order, each through the whole path
+// (merge, request, plug); r completes for its process when all have.
+func (e *Engine) split(p *proc, r *Record, lim uint32) {
+	var parts []*Record
+	for off := uint32(0); off < r.Bytes; off += lim {
+		part := &Record{PID: r.PID, Index: r.Index, Cgroup: r.Cgroup, Comm: r.Comm,
+			Sector: r.Sector + uint64(off>>9), Bytes: min(lim, r.Bytes-off), Cat: r.Cat,
+			Plugged: r.Plugged, Queue: r.Queue, Issue: r.Issue, Done: r.Done,
+			predQueue: e.now, predDone: trace.NoTime, proc: p, parent: r, noMerge: true}
+		parts = append(parts, part)
+	}
+	last := parts[len(parts)-1]
+	last.noMerge, last.PlugEnd = false, r.PlugEnd
+	r.partsLeft = len(parts)
+	p.splitRest = append(p.splitRest[:0], parts[1:]...)
+	e.emitSplit(parts[0])
+	e.submitBio(p, parts[0])
+}
+
+// emitSplit emits the X of the first part of what remains of a bio.
+func (e *Engine) emitSplit(part *Record) {
+	if e.out == nil {
+		e.res.Events++
+		return
+	}
+	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: trace.ActionSplit, Cat: part.Cat | trace.CatQueue,
+		Sector: part.Sector, Bytes: part.Bytes, PID: part.PID, Cgroup: part.Cgroup, Comm: part.Comm,
+		SplitSector: part.End()}
+	e.emit()
+}
+
+// submitBio submits one bio (or part of one): merge, else a request.
+func (e *Engine) submitBio(p *proc, r *Record) {
+	if !r.noMerge && e.merge(p, r) {
 		e.submitted(p, r)
 		return
 	}
-	if e.allocated >= e.q.NrRequests {
-		// No free request: the process sleeps, which flushes its plug.
+	if e.allocated >= e.tagLimit(r) {
+		// No free request (or none within the scheduler's depth limit for
+		// it): the process sleeps, which flushes its plug.
 		p.blocked = true
 		e.res.Sleeps++
 		e.sleepers = append(e.sleepers, r)
@@ -473,6 +553,10 @@ func (e *Engine) arrive(r *Record) {
 func (e *Engine) getRequest(p *proc, r *Record) {
 	rq := e.newRequest(r)
 	e.emitRq(trace.ActionGetRQ, rq, r.PID, trace.CatQueue)
+	if rq.Cat&(trace.CatFlush|trace.CatFUA) != 0 && e.insertFlush(rq) {
+		e.submitted(p, r)
+		return
+	}
 	if r.Plugged {
 		if len(p.plug) == 0 {
 			e.emitNote(trace.ActionPlug, p, 0)
@@ -488,8 +572,17 @@ func (e *Engine) getRequest(p *proc, r *Record) {
 // submitted finishes a bio's submission: it merged or got a request.
 func (e *Engine) submitted(p *proc, r *Record) {
 	p.lastSubmit = e.now
-	if (r.PlugEnd || !r.Plugged) && len(p.plug) > 0 {
+	if (r.PlugEnd || !r.Plugged) && len(p.plug) > 0 && (r.parent == nil || len(p.splitRest) == 0) {
 		e.flushPlug(p, false)
+	}
+	if len(p.splitRest) > 0 {
+		next := p.splitRest[0]
+		p.splitRest = p.splitRest[1:]
+		if len(p.splitRest) > 0 {
+			e.emitSplit(next)
+		}
+		e.submitBio(p, next)
+		return
 	}
 	e.tryRelease(p)
 }
@@ -521,22 +614,38 @@ func (e *Engine) flushPlug(p *proc, implicit bool) {
 }
 
 // insert hands rq to the scheduler, after an insert merge (elevator
-// schedulers: elv_attempt_insert_merge, a back merge into a held request).
+// schedulers: elv_attempt_insert_merge in block/elevator.c, called by
+// bfq_insert_request and dd_insert_request through
+// blk_mq_sched_try_insert_merge). The kernel's insert merge asks no
+// allow_merge: blk_attempt_req_merge -> attempt_merge (block/blk-merge.c)
+// checks only rq_mergeable, the operation, the cgroup and the size, so a
+// request may join a held request of another queue; then the grown
+// request is merged again into one ending where it starts, while one is
+// found ("The merged request could be merged with others, try again").
+// The one-hit cache (q->last_merge) is not modelled: the hash finds the
+// same request unless two held requests end at one sector.
 func (e *Engine) insert(rq *Request, pid uint32) {
 	if e.elev && e.held > 0 {
 		e.syncHash()
-		if prev := e.byEnd[rq.Sector]; prev != nil && e.rqMergeable(prev, rq) {
-			e.bio = bioOf(rq)
-			if e.sched.AllowMerge(prev, &e.bio) {
-				e.unhash(prev)
-				e.absorb(prev, rq)
-				e.hash(prev)
-				e.sched.RequestMerged(e.now, prev, BackMerge)
-				e.res.RequestMerges++
-				e.emitRq(trace.ActionBackMerge, rq, pid, trace.CatQueue)
-				e.freeRequest(rq)
-				return
+		if prev := e.byEnd[rq.Sector]; prev != nil && e.rqMergeable(prev, rq) &&
+			(e.rqOK == nil || e.rqOK.AllowRequestMerge(prev, rq)) {
+			e.unhash(prev)
+			e.absorb(prev, rq)
+			e.hash(prev)
+			e.sched.RequestMerged(e.now, prev, BackMerge)
+			e.res.RequestMerges++
+			e.emitRq(trace.ActionBackMerge, rq, pid, trace.CatQueue)
+			e.freeRequest(rq)
+			for {
+				e.syncHash()
+				pp := e.byEnd[prev.Sector]
+				if pp == nil || !e.rqMergeable(pp, prev) || (e.rqOK != nil && !e.rqOK.AllowRequestMerge(pp, prev)) {
+					break
+				}
+				e.mergeRequests(pp, prev, pid)
+				prev = pp
 			}
+			return
 		}
 	}
 	rq.Inserted = e.now
@@ -544,9 +653,43 @@ func (e *Engine) insert(rq *Request, pid uint32) {
 		e.emitRq(trace.ActionInsert, rq, pid, trace.CatQueue)
 	}
 	rq.eng.held = true
+	rq.eng.schedSaw = true
 	e.held++
-	e.hash(rq)
+	if !rq.eng.noMerge {
+		e.hash(rq)
+	}
 	e.sched.Insert(e.now, rq)
+}
+
+// latter returns the held request that rq may absorb after a back merge
+// (attempt_back_merge: elv_latter_request, then attempt_merge's check that
+// it starts where rq ends), or nil.
+func (e *Engine) latter(rq *Request) *Request {
+	var next *Request
+	if e.nb != nil {
+		next = e.nb.LatterRequest(rq)
+	} else {
+		next = e.byStart[rq.End()]
+	}
+	if next != nil && next.Sector == rq.End() && e.rqMergeable(rq, next) {
+		return next
+	}
+	return nil
+}
+
+// former returns the held request that may absorb rq after a front merge
+// (attempt_front_merge: elv_former_request), or nil.
+func (e *Engine) former(rq *Request) *Request {
+	var prev *Request
+	if e.nb != nil {
+		prev = e.nb.FormerRequest(rq)
+	} else {
+		prev = e.byEnd[rq.Sector]
+	}
+	if prev != nil && prev.End() == rq.Sector && e.rqMergeable(prev, rq) {
+		return prev
+	}
+	return nil
 }
 
 func bioOf(rq *Request) Bio {
@@ -559,14 +702,15 @@ func bioOf(rq *Request) Bio {
 func (e *Engine) mergeOK(rq *Request, cat trace.Category, cg uint64, bytes uint32) bool {
 	const dir = trace.CatWrite | trace.CatDiscard
 	const nomerge = trace.CatFlush | trace.CatFUA
-	if rq.Cat&dir != cat&dir || rq.Cat&nomerge != 0 || cat&nomerge != 0 || rq.Cgroup != cg {
+	if rq.Cat&dir != cat&dir || rq.Cat&nomerge != 0 || cat&nomerge != 0 || rq.Cgroup != cg || rq.eng.noMerge {
 		return false
 	}
 	return uint64(rq.Bytes>>9)+uint64(bytes>>9) <= uint64(e.q.MaxSectors)
 }
 
 func (e *Engine) rqMergeable(rq, next *Request) bool {
-	return rq != next && rq.eng.held && e.mergeOK(rq, next.Cat, next.Cgroup, next.Bytes)
+	return rq != next && rq.eng.held && !rq.eng.noMerge && !next.eng.noMerge &&
+		e.mergeOK(rq, next.Cat, next.Cgroup, next.Bytes)
 }
 
 // merge tries to merge bio r into an existing request: the last request
@@ -604,7 +748,7 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 		e.res.BackMerges++
 		e.emitBio(trace.ActionBackMerge, r)
 		e.syncHash()
-		if next := e.byStart[rq.End()]; e.elev && next != nil && e.rqMergeable(rq, next) {
+		if next := e.latter(rq); e.elev && next != nil {
 			e.mergeRequests(rq, next, r.PID)
 		} else {
 			e.hash(rq)
@@ -619,7 +763,7 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 		e.res.FrontMerges++
 		e.emitBio(trace.ActionFrontMerge, r)
 		e.syncHash()
-		if prev := e.byEnd[rq.Sector]; e.elev && prev != nil && e.rqMergeable(prev, rq) {
+		if prev := e.former(rq); e.elev && prev != nil {
 			e.hash(rq)
 			e.mergeRequests(prev, rq, r.PID)
 		} else {
@@ -718,10 +862,12 @@ func (e *Engine) newRequest(r *Record) *Request {
 	e.allocated++
 	rq.ID = e.nextID
 	rq.PID, rq.Cgroup, rq.Sector, rq.Bytes, rq.Cat = r.PID, r.Cgroup, r.Sector, r.Bytes, r.Cat
+	rq.Comm = r.Comm
 	rq.Bios = 1
 	rq.Queued = e.now
 	rq.Inserted, rq.Issued = trace.NoTime, trace.NoTime
 	rq.eng.recs = append(rq.eng.recs, r)
+	rq.eng.noMerge = r.noMerge
 	if w := e.allocated - e.inDriver; w > e.res.MaxWaiting {
 		e.res.MaxWaiting = w
 	}
@@ -739,7 +885,19 @@ func (e *Engine) freeRequest(rq *Request) {
 	rq.Sched = nil
 	e.pool = append(e.pool, rq)
 	for e.allocated < e.q.NrRequests && e.sleepHead < len(e.sleepers) {
-		r := e.sleepers[e.sleepHead]
+		// The first sleeper whose depth limit allows a request now (a
+		// sleeper limited by LimitDepth lets later ones with a larger
+		// limit, sync reads, go first, as the tag bitmap's shallow
+		// allocation does).
+		i := e.sleepHead
+		for i < len(e.sleepers) && e.allocated >= e.tagLimit(e.sleepers[i]) {
+			i++
+		}
+		if i == len(e.sleepers) {
+			break
+		}
+		r := e.sleepers[i]
+		copy(e.sleepers[e.sleepHead+1:i+1], e.sleepers[e.sleepHead:i])
 		e.sleepers[e.sleepHead] = nil
 		e.sleepHead++
 		if e.sleepHead == len(e.sleepers) {
@@ -748,6 +906,20 @@ func (e *Engine) freeRequest(rq *Request) {
 		r.proc.blocked = false
 		e.getRequest(r.proc, r)
 	}
+}
+
+// tagLimit returns the most requests that may be allocated when r asks
+// for one: NrRequests (the scheduler tags of the one hardware queue), or
+// less as the scheduler's LimitDepth says.
+func (e *Engine) tagLimit(r *Record) int {
+	if e.limiter == nil {
+		return e.q.NrRequests
+	}
+	e.limBio = Bio{PID: r.PID, Index: r.Index, Cgroup: r.Cgroup, Sector: r.Sector, Bytes: r.Bytes, Cat: r.Cat}
+	if l := e.limiter.LimitDepth(e.now, &e.limBio); l > 0 && l < e.q.NrRequests {
+		return l
+	}
+	return e.q.NrRequests
 }
 
 // Records returns the bios rq serves, its first bio first. The slice is
@@ -760,18 +932,32 @@ func (e *Engine) dispatch() {
 	for round := 0; round < 2; round++ {
 		e.kicked = false
 		n := 0
-		for e.inDriver < e.q.Depth && e.err == nil && e.sched.HasWork(e.now) {
-			rq := e.sched.Dispatch(e.now)
+		for e.inDriver < e.q.Depth && e.err == nil {
+			var rq *Request
+			switch {
+			case len(e.bypass) > 0:
+				// hctx->dispatch first (blk_mq_sched_dispatch_requests).
+				rq = e.bypass[0]
+				e.bypass = e.bypass[1:]
+			case len(e.atHead) > 0:
+				rq = e.atHead[0]
+				e.atHead = e.atHead[1:]
+			case e.sched.HasWork(e.now):
+				rq = e.sched.Dispatch(e.now)
+				if rq == nil {
+					break
+				}
+				if !rq.eng.held {
+					e.fail(fmt.Errorf("scheduler %s dispatched request %d it does not hold", e.sched.Name(), rq.ID))
+					return
+				}
+				e.unhash(rq)
+				rq.eng.held = false
+				e.held--
+			}
 			if rq == nil {
 				break
 			}
-			if !rq.eng.held {
-				e.fail(fmt.Errorf("scheduler %s dispatched request %d it does not hold", e.sched.Name(), rq.ID))
-				return
-			}
-			e.unhash(rq)
-			rq.eng.held = false
-			e.held--
 			rq.Issued = e.now
 			e.inDriver++
 			if e.inDriver > e.res.MaxInDriver {
@@ -795,11 +981,41 @@ func (e *Engine) complete(rq *Request) {
 	e.inDriver--
 	e.res.Requests++
 	e.dev.Done(e.now, rq)
+	switch {
+	case rq.eng.flushRq:
+		e.emitRq(trace.ActionComplete, rq, 0, trace.CatComplete)
+		e.flushEnd(rq)
+		return
+	case rq.eng.flushSeq && rq.eng.fseq&fseqData == 0:
+		// mq_flush_data_end_io: the data phase is done; the request
+		// completes when its sequence does.
+		e.emitRq(trace.ActionComplete, rq, rq.PID, trace.CatComplete)
+		e.fq.dataInFlight--
+		e.flushSeq(rq, fseqData)
+		return
+	}
 	e.sched.Completed(e.now, rq)
 	e.emitRq(trace.ActionComplete, rq, rq.PID, trace.CatComplete)
+	e.finishBios(rq)
+}
+
+// finishBios completes rq's bios, releases their processes and frees rq.
+func (e *Engine) finishBios(rq *Request) {
 	recs := rq.eng.recs
 	for _, r := range recs {
 		r.predDone = e.now
+		if par := r.parent; par != nil {
+			// A part of a split bio: the bio completes with its last part.
+			if par.partsLeft--; par.partsLeft > 0 {
+				continue
+			}
+			r = par
+			r.predDone = e.now
+		}
+		if ws, ok := e.waiters[r]; ok {
+			delete(e.waiters, r)
+			e.woken = append(e.woken, ws...)
+		}
 		p := r.proc
 		p.completed++
 		if p.doneBase == 0 {
@@ -823,6 +1039,13 @@ func (e *Engine) complete(rq *Request) {
 			if e.exit != nil {
 				e.exit.ProcessExited(e.now, p.pid)
 			}
+		}
+	}
+	if len(e.woken) > 0 {
+		woken := e.woken
+		e.woken = nil
+		for _, q := range woken {
+			e.tryRelease(q)
 		}
 	}
 	e.freeRequest(rq)

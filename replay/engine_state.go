@@ -8,4 +8,9 @@ type engineState struct {
 	hashed      bool      // in the engine's merge hashes (byEnd, byStart)
 	pendingHash bool      // listed to enter the merge hashes
 	gone        bool      // merged into another request or completed; back in the pool
+	schedSaw    bool      // the scheduler was given it (Insert or InsertAtHead)
+	flushSeq    bool      // in the flush machinery's sequence (RQF_FLUSH_SEQ): never merged
+	fseq        uint8     // flush steps done (REQ_FSEQ_*)
+	flushRq     bool      // a flush request the machinery made (REQ_OP_FLUSH)
+	noMerge     bool      // never merged (REQ_NOMERGE of a split's first part, RQF_FLUSH_SEQ)
 }

@@ -9,6 +9,7 @@ import "github.com/tracesched/tracesched/trace"
 type Request struct {
 	ID       uint64         // unique within a replay, in creation order, from 1
 	PID      uint32         // process of its first bio
+	Comm     string         // name of that process ("" when unknown)
 	Cgroup   uint64         // cgroup id of its first bio (0: root or unknown)
 	Sector   uint64         // start sector, 512-byte units
 	Bytes    uint32         // size, grows with merges
@@ -64,7 +65,12 @@ const (
 // Merging follows elv_merge: the engine finds back-merge candidates itself
 // (the elevator hash, by end sector, over requests the scheduler holds),
 // asks the scheduler for a front-merge candidate (RequestMerge), and checks
-// every candidate with AllowMerge before merging.
+// every bio merge with AllowMerge. Request-request merges are not checked
+// with AllowMerge, as in the kernel: the insert merge
+// (elv_attempt_insert_merge, block/elevator.c) takes any held request
+// ending where the new one starts, whatever its queue, and merges again
+// while the grown request finds one; the merge after a bio merge takes
+// only the request's neighbour in the scheduler's sort tree (Neighbours).
 type Scheduler interface {
 	// Name returns the scheduler's name as sysfs spells it ("bfq", "mq-deadline", "none").
 	Name() string
@@ -96,6 +102,45 @@ type Scheduler interface {
 	Completed(now trace.Time, rq *Request)
 	// Timer fires a timer the scheduler armed with Host.ArmTimer.
 	Timer(now trace.Time, id int)
+}
+
+// Neighbours is implemented by schedulers with the elevator's
+// next_request and former_request hooks (elv_rb_latter_request,
+// elv_rb_former_request on the sort tree the request is on: mq-deadline's
+// per-direction tree, BFQ's and CFQ's per-queue trees). After a bio
+// merge the engine tries a request-request merge only with these
+// neighbours (attempt_back_merge, attempt_front_merge in
+// block/blk-merge.c), so it never joins requests of two queues there.
+// Without it the engine looks the neighbour up in its own hash by sector.
+type Neighbours interface {
+	// LatterRequest returns the request after rq in its sort tree, or nil.
+	LatterRequest(rq *Request) *Request
+	// FormerRequest returns the request before rq in its sort tree, or nil.
+	FormerRequest(rq *Request) *Request
+}
+
+// RequestMergeAllower is implemented by single-queue schedulers of the
+// legacy block layer (Linux 4.19 CFQ) whose elevator_allow_rq_merge_fn
+// blk_attempt_req_merge consults before an insert merge; blk-mq's
+// elevators have no such hook.
+type RequestMergeAllower interface {
+	// AllowRequestMerge reports whether next, a request not yet inserted,
+	// may be merged into rq, a held request (cfq_allow_rq_merge: the same
+	// queue).
+	AllowRequestMerge(rq, next *Request) bool
+}
+
+// DepthLimiter is implemented by schedulers with a limit_depth hook
+// (bfq_limit_depth, dd_limit_depth): the shallow depth of the scheduler
+// tag bitmap a request may allocate from. The engine models the one
+// hardware queue's scheduler tags (NrRequests) as a pool: a request of
+// shallow depth d (of every sbitmap word of 1<<shift bits) can be had only
+// while fewer than NrRequests*d>>shift tags are in use, since lower bits
+// are taken first by every request.
+type DepthLimiter interface {
+	// LimitDepth returns the most requests that may be allocated when
+	// bio asks for one, or 0 for no limit. bio is valid during the call.
+	LimitDepth(now trace.Time, bio *Bio) int
 }
 
 // ProcessExiter is implemented by schedulers that act when a process will
@@ -132,6 +177,10 @@ type Queue struct {
 	Depth      int    // hardware queue depth: most requests on the device at once
 	NrRequests int    // queue/nr_requests: most requests allocated at once
 	MaxSectors uint32 // queue/max_sectors_kb * 2: largest request, in sectors
+	// WriteCache is queue/write_cache; WriteCacheAuto takes the workload's
+	// (Workload.WriteCache, Workload.FUA) for both it and FUA.
+	WriteCache WriteCache
+	FUA        bool // queue/fua: the device honours REQ_FUA itself
 }
 
 // Device is a device timing model.
@@ -159,4 +208,16 @@ type Options struct {
 	Features map[string]bool
 	// HZ is the kernel's tick rate where a model counts jiffies (default 250).
 	HZ int
+	// IOPrio maps PIDs to I/O priorities (--ioprio PID=be/4, or a
+	// manifest's process list; NiceIOPrio for a nice value); a process not
+	// listed has DefaultIOPrio.
+	IOPrio map[uint32]IOPrio
+}
+
+// IOPrioOf returns pid's I/O priority in o.
+func (o Options) IOPrioOf(pid uint32) IOPrio {
+	if p, ok := o.IOPrio[pid]; ok && p.Class != IOPrioNone {
+		return p
+	}
+	return DefaultIOPrio
 }

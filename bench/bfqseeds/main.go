@@ -68,6 +68,10 @@ var runs = []run{
 	{Name: "seed-b-cgroup-6.1", Capture: "c-bfq-8randwrite-cgroup", Kernel: "6.1", ByPID: true},
 	// seed 004 (c): false merges and think-time flips before 5.12.
 	{Name: "seed-c-d-5.11", Capture: "d-bfq-4seqread-idle2000", Kernel: "5.11", ByPID: true},
+	// seed 004 on a file system: two buffered sequential readers (readahead,
+	// split bios), slice_idle 2 ms, 6.18 as recorded and 5.11.
+	{Name: "seed-004-fs-6.18", Capture: "../recorded-fs/fs-bfq-2bufread-idle2ms", ByPID: true},
+	{Name: "seed-004-fs-5.11", Capture: "../recorded-fs/fs-bfq-2bufread-idle2ms", Kernel: "5.11", ByPID: true},
 }
 
 // Row is one run's measurements.
@@ -173,7 +177,7 @@ type manifest struct {
 
 func measure(dir string, r run) (Row, error) {
 	start := time.Now()
-	base := filepath.Join(dir, r.Capture, r.Capture)
+	base := filepath.Join(dir, r.Capture, filepath.Base(r.Capture))
 	var man manifest
 	if b, err := os.ReadFile(filepath.Join(dir, r.Capture, "manifest.json")); err == nil {
 		if err := json.Unmarshal(b, &man); err != nil {

@@ -95,7 +95,7 @@ func (m *manifest) tunable(name string) string {
 // recorded first, each group sorted by name.
 func discover(dir string) ([]*capture, error) {
 	var out []*capture
-	for _, group := range []string{"recorded", "small"} {
+	for _, group := range []string{"recorded", "recorded-fs", "small"} {
 		entries, err := os.ReadDir(filepath.Join(dir, group))
 		if os.IsNotExist(err) {
 			continue
@@ -144,7 +144,7 @@ func selectCaptures(all []*capture, only string) ([]*capture, error) {
 	want := map[string]bool{}
 	for _, n := range strings.Split(only, ",") {
 		if n = strings.TrimSpace(n); n != "" {
-			want[strings.TrimPrefix(strings.TrimPrefix(n, "recorded/"), "small/")] = true
+			want[strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(n, "recorded-fs/"), "recorded/"), "small/")] = true
 		}
 	}
 	var out []*capture

@@ -28,6 +28,7 @@ type replayOptions struct {
 	devicePath   string
 	sets         []string
 	weights      []string
+	ioprios      []string
 	kernel       string
 	features     []string
 	mode         string
@@ -110,6 +111,7 @@ by path when the capture names paths.`,
 	f.StringVar(&opts.devicePath, "device", "", "device timing model `DEVICE.json` (default: calibrated from INPUT)")
 	f.StringArrayVar(&opts.sets, "set", nil, "queue attribute `NAME=VALUE` as sysfs names it (repeatable)")
 	f.StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W`, CGROUP a numeric id or a path (repeatable)")
+	f.StringArrayVar(&opts.ioprios, "ioprio", nil, "I/O priority of a process: `PID=rt/N|be/N|idle` (repeatable; default be/4)")
 	f.StringVar(&opts.kernel, "kernel", "", "behave as kernel `VERSION` did (bfq: 5.10 5.11 5.12 5.13 6.1 6.2 6.18; cfq: 4.13 4.19)")
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
 	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
@@ -291,6 +293,10 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	warnUnknownWeights(ios, opts.input, weights, realSide)
 	weights, wSrc := mctx.replayWeights(weights)
 	reportSources(ios.ErrOut, mctx, opts.schedFrom, model.name, append(setSrc, wSrc...), setNotes)
+	ioprios, err := parseIOPrios(opts.ioprios)
+	if err != nil {
+		return err
+	}
 
 	// 2. The device model.
 	stop := heartbeat(ios, "calibrating the device model")
@@ -309,7 +315,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if kernel == "" {
 		kernel = model.kernel
 	}
-	so := replay.Options{Set: ioschedSets(sets), Weights: weights, CgroupPaths: meta.Cgroups, Kernel: kernel, Features: features, HZ: opts.hz}
+	so := replay.Options{Set: ioschedSets(sets), Weights: weights, CgroupPaths: meta.Cgroups, Kernel: kernel, Features: features, HZ: opts.hz, IOPrio: ioprios}
 	cfg := replay.Config{
 		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return model.new(h, so) },
 		Device:       dm.NewDevice(opts.seed),
@@ -476,4 +482,25 @@ func queueText(q replay.Queue) string {
 		rot = "rotational"
 	}
 	return fmt.Sprintf("%s, depth %d, nr_requests %d", rot, q.Depth, q.NrRequests)
+}
+
+// parseIOPrios reads --ioprio PID=CLASS pairs (replay.ParseIOPrio).
+func parseIOPrios(args []string) (map[uint32]replay.IOPrio, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out := map[uint32]replay.IOPrio{}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		pid, err := strconv.ParseUint(strings.TrimSpace(k), 10, 32)
+		if !ok || err != nil {
+			return nil, usagef("invalid --ioprio %q: want PID=rt/N|be/N|idle", a)
+		}
+		p, err := replay.ParseIOPrio(v)
+		if err != nil {
+			return nil, usagef("invalid --ioprio %q: %v", a, err)
+		}
+		out[uint32(pid)] = p
+	}
+	return out, nil
 }

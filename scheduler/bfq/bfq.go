@@ -75,8 +75,9 @@ const (
 
 // Scheduler is the BFQ model of one device (struct bfq_data).
 type Scheduler struct {
-	logBuf []byte     // message buffer reused by logStart
-	rqFree []*rqState // recycled per-request states
+	opts   replay.Options // the user's settings (IOPrio read by queue creation)
+	logBuf []byte         // message buffer reused by logStart
+	rqFree []*rqState     // recycled per-request states
 
 	h    replay.Host
 	feat features
@@ -205,9 +206,9 @@ type group struct {
 	sd             schedData
 	parent         *group
 	activeEntities int
-	numQueuesPend  int // num_queues_with_pending_reqs (≥ 6.2)
-	asyncQ         *queue
-	posTree        []*queue // rq_pos_tree, by next_rq sector
+	numQueuesPend  int                 // num_queues_with_pending_reqs (≥ 6.2)
+	asyncQ         map[asyncKey]*queue // async_bfqq[class][level], async_idle_bfqq
+	posTree        []*queue            // rq_pos_tree, by next_rq sector
 	lastBfqqCreate *queue
 }
 
@@ -233,7 +234,7 @@ func New(h replay.Host, o replay.Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("bfq: HZ %d out of range", o.HZ)
 	}
 	s := &Scheduler{
-		h: h, feat: feat, hz: hz,
+		h: h, feat: feat, hz: hz, opts: o,
 		sliceIdle:   defaultSliceIdleNs,
 		backMax:     16 * 1024,
 		backPenalty: 2,

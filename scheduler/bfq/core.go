@@ -1305,6 +1305,32 @@ func (s *Scheduler) RequestMerge(now trace.Time, bio *replay.Bio) *replay.Reques
 	return nil
 }
 
+// LatterRequest is elv_rb_latter_request (bfq's next_request): the next
+// request in sector order on rq's own queue's sort tree.
+func (s *Scheduler) LatterRequest(rq *replay.Request) *replay.Request {
+	r := rqOf(rq)
+	if r == nil || r.q == nil {
+		return nil
+	}
+	if i := r.q.sortIndex(r); i >= 0 && i+1 < len(r.q.sort) {
+		return r.q.sort[i+1].rq
+	}
+	return nil
+}
+
+// FormerRequest is elv_rb_former_request (bfq's former_request) on rq's
+// own queue's sort tree.
+func (s *Scheduler) FormerRequest(rq *replay.Request) *replay.Request {
+	r := rqOf(rq)
+	if r == nil || r.q == nil {
+		return nil
+	}
+	if i := r.q.sortIndex(r); i > 0 {
+		return r.q.sort[i-1].rq
+	}
+	return nil
+}
+
 // RequestMerged is bfq_request_merged: a front merge re-sorts the request.
 func (s *Scheduler) RequestMerged(now trace.Time, rq *replay.Request, how replay.Merge) {
 	s.setNow(now)
@@ -1346,4 +1372,46 @@ func (s *Scheduler) RequestsMerged(now trace.Time, rq, next *replay.Request) {
 	if n.inSched {
 		s.removeRequest(n)
 	}
+}
+
+// sbitmapShift is sbitmap_calculate_shift for a bitmap of depth bits:
+// BITS_PER_LONG (64) bits per word, fewer while 4 words would not fill.
+func sbitmapShift(depth int) uint {
+	shift := uint(6)
+	if depth >= 4 {
+		for (4 << shift) > depth {
+			shift--
+		}
+	}
+	return shift
+}
+
+// LimitDepth is bfq_limit_depth with the word depths of
+// bfq_update_depths (6.18): sync reads have the full depth; async I/O at
+// most half of every sbitmap word, sync writes three quarters; while a
+// queue is weight-raised (wr_busy_queues > 0) ~18% and ~37%
+// ((depth*3)>>4, (depth*6)>>4). The per-entity limit
+// (bfqq_request_over_limit) is not modelled: BFQ sees requests at
+// insertion, not at allocation.
+func (s *Scheduler) LimitDepth(now trace.Time, bio *replay.Bio) int {
+	write := bio.Cat.IsWrite()
+	sync := !write || bio.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) != 0
+	if sync && !write {
+		return 0
+	}
+	nr := s.h.Queue().NrRequests
+	shift := sbitmapShift(nr)
+	word := 1 << shift
+	var d int
+	switch wr := s.wrBusy > 0; {
+	case !wr && !sync:
+		d = max(word>>1, 1)
+	case !wr:
+		d = max((word*3)>>2, 1)
+	case !sync:
+		d = max((word*3)>>4, 1)
+	default:
+		d = max((word*6)>>4, 1)
+	}
+	return (nr * d) >> shift
 }

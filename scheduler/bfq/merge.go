@@ -67,11 +67,18 @@ func (s *Scheduler) queueForInsert(b *bic, sync bool, pid uint32) *queue {
 // sync queue (with stable merge at creation, ≥ 5.13).
 func (s *Scheduler) getQueue(b *bic, g *group, sync bool, pid uint32, respawn bool) *queue {
 	if !sync {
-		if g.asyncQ == nil {
-			g.asyncQ = s.newQueue(g, pid, false)
-			g.asyncQ.procRefs = 0
+		// bfq_async_queue_prio: one async queue per class and level of
+		// the group (one for the idle class).
+		k := s.asyncKeyOf(pid)
+		q := g.asyncQ[k]
+		if q == nil {
+			if g.asyncQ == nil {
+				g.asyncQ = map[asyncKey]*queue{}
+			}
+			q = s.newQueue(g, pid, false)
+			q.procRefs = 0
+			g.asyncQ[k] = q
 		}
-		q := g.asyncQ
 		q.procRefs++
 		b.q[0] = q
 		return q

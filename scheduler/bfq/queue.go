@@ -325,14 +325,15 @@ func (s *Scheduler) idForPath(p string) (uint64, bool) {
 // newQueue is bfq_get_queue + bfq_init_bfqq for a new queue.
 func (s *Scheduler) newQueue(g *group, pid uint32, sync bool) *queue {
 	s.nextQueueID++
-	q := &queue{id: s.nextQueueID, sync: sync, ioprio: defaultIoprio, g: g}
+	class, level := s.prioOf(pid)
+	q := &queue{id: s.nextQueueID, sync: sync, ioprio: level, g: g}
 	if sync {
 		q.pid = int32(pid)
 	} else {
 		q.pid = int32(pid) // bfq_init_bfqq uses current's pid for async queues too
 	}
-	w := (ioprioNrLevels - defaultIoprio) * weightConvCoeff // bfq_ioprio_to_weight: 40
-	q.entity = entity{weight: w, origWeight: w, newWeight: w, class: classBE, sd: &g.sd, q: q}
+	w := (ioprioNrLevels - level) * weightConvCoeff // bfq_ioprio_to_weight: 40 at level 4
+	q.entity = entity{weight: w, origWeight: w, newWeight: w, class: class, sd: &g.sd, q: q}
 	if g.entity != nil {
 		q.entity.parent = g.entity
 	}
@@ -356,4 +357,30 @@ func (s *Scheduler) newQueue(g *group, pid uint32, sync bool) *queue {
 		q.injectLimit = 1
 	}
 	return q
+}
+
+// asyncKey names an async queue of a group: class and level.
+type asyncKey struct{ class, level int }
+
+// prioOf returns the class index and level of pid's I/O priority
+// (bfq_set_next_ioprio_data: RT and BE keep their level, IDLE gets
+// IOPRIO_NR_LEVELS - 1).
+func (s *Scheduler) prioOf(pid uint32) (class, level int) {
+	p := s.opts.IOPrioOf(pid)
+	switch p.Class {
+	case replay.IOPrioRT:
+		return classRT, int(p.Level)
+	case replay.IOPrioIdle:
+		return classIdle, ioprioNrLevels - 1
+	}
+	return classBE, int(p.Level)
+}
+
+// asyncKeyOf is the async queue pid's bios go to (bfq_async_queue_prio).
+func (s *Scheduler) asyncKeyOf(pid uint32) asyncKey {
+	c, l := s.prioOf(pid)
+	if c == classIdle {
+		return asyncKey{classIdle, 0}
+	}
+	return asyncKey{c, l}
 }

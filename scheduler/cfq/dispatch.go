@@ -691,6 +691,50 @@ func (s *Scheduler) RequestMerge(_ trace.Time, bio *replay.Bio) *replay.Request 
 	return nil
 }
 
+// AllowRequestMerge is cfq_allow_rq_merge, which 4.19's
+// blk_attempt_req_merge asks before an insert merge: both requests on one
+// queue. next may not be inserted yet: its queue is its process's.
+func (s *Scheduler) AllowRequestMerge(rq, next *replay.Request) bool {
+	d, ok := rq.Sched.(*rqData)
+	if !ok {
+		return false
+	}
+	if dn, ok := next.Sched.(*rqData); ok {
+		return dn.q == d.q
+	}
+	c := s.procs[next.PID]
+	if c == nil {
+		return false
+	}
+	return c.q[b2i(next.IsSync())] == d.q
+}
+
+// LatterRequest is elv_rb_latter_request (4.19 cfq's
+// elevator_latter_req_fn) on rq's own queue's sort tree.
+func (s *Scheduler) LatterRequest(rq *replay.Request) *replay.Request {
+	d, ok := rq.Sched.(*rqData)
+	if !ok || d.q == nil {
+		return nil
+	}
+	if i := d.q.sortIndex(rq); i >= 0 && i+1 < len(d.q.sortList) {
+		return d.q.sortList[i+1]
+	}
+	return nil
+}
+
+// FormerRequest is elv_rb_former_request (elevator_former_req_fn) on rq's
+// own queue's sort tree.
+func (s *Scheduler) FormerRequest(rq *replay.Request) *replay.Request {
+	d, ok := rq.Sched.(*rqData)
+	if !ok || d.q == nil {
+		return nil
+	}
+	if i := d.q.sortIndex(rq); i > 0 {
+		return d.q.sortList[i-1]
+	}
+	return nil
+}
+
 // RequestMerged is cfq_merged_request: a front merge repositions the
 // request in its queue's sort list (cfq_reposition_rq_rb).
 func (s *Scheduler) RequestMerged(t trace.Time, rq *replay.Request, how replay.Merge) {

@@ -2,8 +2,10 @@ package cfq
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/trace"
 )
 
 // prioSlice is cfq_prio_slice: base + base/5 * (4 - prio), ns.
@@ -474,11 +476,28 @@ func (s *Scheduler) updateIOSeektime(q *queue, rq *replay.Request) {
 	}
 }
 
-// reqNoidle is req_noidle: a sync write without REQ_IDLE. REQ_IDLE is not
-// visible in a trace (RWBS has no letter for it); the model assumes sync
-// writes are O_DIRECT writes, which carry REQ_SYNC|REQ_IDLE, so none is
-// noidle. BUG: fsync/O_SYNC writeback (REQ_SYNC only) is treated the same.
-func reqNoidle(*replay.Request) bool { return false }
+// reqNoidle is req_noidle (4.19 cfq-iosched.c: req_op(rq) ==
+// REQ_OP_WRITE && (cmd_flags & (REQ_SYNC | REQ_IDLE)) == REQ_SYNC).
+// REQ_IDLE is not visible in a trace (RWBS has no letter for it), so it is
+// inferred from who sets it in 4.19: O_DIRECT writes carry
+// REQ_SYNC|REQ_IDLE (fs/direct-io.c, dio_bio_write_op), while writeback
+// for fsync or sync (wbc_to_write_flags: WB_SYNC_ALL gives REQ_SYNC
+// only), jbd2's journal and commit writes (REQ_SYNC, with PREFLUSH|FUA
+// for the commit block) and ext4's metadata (REQ_META|REQ_PRIO) do not.
+// So a sync write is noidle when it carries META (PREFLUSH and FUA are
+// gone once the flush machinery has it; its data phase is a plain sync
+// write), or comes from a kernel writeback or journal thread (jbd2/,
+// kworker/). BUG: an application's own fsync writeback (REQ_SYNC, in its
+// context) is taken as O_DIRECT and keeps idling.
+func reqNoidle(rq *replay.Request) bool {
+	if !rq.IsWrite() || !rq.IsSync() {
+		return false
+	}
+	if rq.Cat&(trace.CatMeta|trace.CatFlush|trace.CatFUA) != 0 {
+		return true
+	}
+	return strings.HasPrefix(rq.Comm, "jbd2/") || strings.HasPrefix(rq.Comm, "kworker/")
+}
 
 // thinktimeBig is cfq_io_thinktime_big.
 func (s *Scheduler) thinktimeBig(t *ttime, groupIdle bool) bool {

@@ -180,3 +180,33 @@ func TestThinkTimeClockStart(t *testing.T) {
 		t.Fatalf("group / tree think time %d / %d, want 0", g.tt.mean, c.q[1].st.tt.mean)
 	}
 }
+
+// TestJournalWriteNoIdle: 4.19's cfq_update_idle_window clears the idle
+// window when the queue's next request is req_noidle (a write with
+// REQ_SYNC and not REQ_IDLE). jbd2's journal writes (REQ_SYNC|REQ_META,
+// "WSM"), its commit block (PREFLUSH|FUA) and writeback for fsync
+// (WB_SYNC_ALL: REQ_SYNC only) carry no REQ_IDLE; O_DIRECT writes do
+// (dio_bio_write_op: REQ_SYNC|REQ_IDLE) and keep it.
+func TestJournalWriteNoIdle(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cat  trace.Category
+		comm string
+		idle bool
+	}{
+		{"jbd2 WSM", trace.CatWrite | trace.CatSync | trace.CatMeta, "jbd2/loop0-8", false},
+		{"kworker WS", trace.CatWrite | trace.CatSync, "kworker/u8:3", false},
+		{"O_DIRECT WS", trace.CatWrite | trace.CatSync, "fio", true},
+	} {
+		s, _ := newTest(t, hdd, replay.Options{})
+		c := s.getCIC(0, 7, s.root)
+		q := s.setRequest(0, c, true)
+		rec := &replay.Request{ID: 1, PID: 7, Comm: tc.comm, Sector: 1 << 20, Bytes: 4096, Cat: tc.cat}
+		q.idleWindow = true
+		q.nextRQ = rec
+		s.updateIdleWindow(0, q, c)
+		if q.idleWindow != tc.idle {
+			t.Errorf("%s: idle window %v, want %v", tc.name, q.idleWindow, tc.idle)
+		}
+	}
+}

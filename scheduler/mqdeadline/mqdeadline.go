@@ -5,7 +5,7 @@
 //     ordered by arrival, each request expiring read_expire or write_expire
 //     after insertion, counted in jiffies (HZ, default 250);
 //   - dispatch in batches of up to fifo_batch requests in one direction,
-//     continuing in sector order from the end of the last request
+//     continuing in sector order from the start of the last request
 //     dispatched in that direction (latest_pos; no wrap-around);
 //   - a new batch prefers reads, but writes go first once reads have been
 //     preferred over waiting writes writes_starved times;
@@ -15,8 +15,8 @@
 //
 // Not modelled: priority levels and their aging (prio_aging_expire is
 // accepted and kept), async_depth (the tag limit of async requests; the
-// engine has one request pool), zoned-device write locking, at-head
-// insertion (requeues, flushes).
+// engine has one request pool), zoned-device write locking. At-head
+// insertion (a flush's data phase) goes to dd->dispatch, served first.
 package mqdeadline
 
 import (
@@ -147,6 +147,7 @@ type Scheduler struct {
 	seq       uint64
 	queued    int
 	free      []*ddRq
+	dispatch  []*replay.Request // dd->dispatch: requests inserted at the head
 }
 
 // New returns the mq-deadline model with the kernel's defaults, changed by
@@ -224,6 +225,44 @@ func (s *Scheduler) RequestMerge(now trace.Time, bio *replay.Bio) *replay.Reques
 	return nil
 }
 
+// sortIndex returns d's index in its sort list, or -1.
+func (s *Scheduler) sortIndex(d *ddRq) int {
+	l := s.sort[d.dir]
+	i := sort.Search(len(l), func(i int) bool {
+		return l[i].key > d.key || (l[i].key == d.key && l[i].seq >= d.seq)
+	})
+	for ; i < len(l); i++ {
+		if l[i] == d {
+			return i
+		}
+	}
+	return -1
+}
+
+// LatterRequest is elv_rb_latter_request on rq's direction's sort tree.
+func (s *Scheduler) LatterRequest(rq *replay.Request) *replay.Request {
+	d := s.state(rq)
+	if d == nil {
+		return nil
+	}
+	if i := s.sortIndex(d); i >= 0 && i+1 < len(s.sort[d.dir]) {
+		return s.sort[d.dir][i+1].rq
+	}
+	return nil
+}
+
+// FormerRequest is elv_rb_former_request on rq's direction's sort tree.
+func (s *Scheduler) FormerRequest(rq *replay.Request) *replay.Request {
+	d := s.state(rq)
+	if d == nil {
+		return nil
+	}
+	if i := s.sortIndex(d); i > 0 {
+		return s.sort[d.dir][i-1].rq
+	}
+	return nil
+}
+
 // RequestMerged repositions rq in its sort list after a front merge.
 func (s *Scheduler) RequestMerged(now trace.Time, rq *replay.Request, how replay.Merge) {
 	if how != replay.FrontMerge {
@@ -274,8 +313,15 @@ func (s *Scheduler) Insert(now trace.Time, rq *replay.Request) {
 	s.queued++
 }
 
-// HasWork reports whether a FIFO is non-empty.
-func (s *Scheduler) HasWork(now trace.Time) bool { return s.queued > 0 }
+// InsertAtHead puts rq on dd->dispatch (dd_insert_request with
+// BLK_MQ_INSERT_AT_HEAD: a flush sequence's data phase), dispatched before
+// anything in the FIFOs.
+func (s *Scheduler) InsertAtHead(now trace.Time, rq *replay.Request) {
+	s.dispatch = append([]*replay.Request{rq}, s.dispatch...)
+}
+
+// HasWork reports whether dd->dispatch or a FIFO is non-empty (dd_has_work).
+func (s *Scheduler) HasWork(now trace.Time) bool { return s.queued > 0 || len(s.dispatch) > 0 }
 
 // nextRequest returns the first request of dir at or after latest_pos[dir]
 // in sector order (deadline_next_request, deadline_from_pos).
@@ -295,8 +341,16 @@ func (s *Scheduler) checkFifo(now trace.Time, dir int) bool {
 	return d != nil && s.jiffies(now) >= d.fifoTime
 }
 
-// Dispatch picks the next request (__dd_dispatch_request).
+// Dispatch picks the next request (__dd_dispatch_request): the head of
+// dd->dispatch first, which sets latest_pos like any other (the done:
+// label), then the batch.
 func (s *Scheduler) Dispatch(now trace.Time) *replay.Request {
+	if len(s.dispatch) > 0 {
+		rq := s.dispatch[0]
+		s.dispatch = s.dispatch[1:]
+		s.latestPos[dirOf(rq)] = rq.Sector
+		return rq
+	}
 	var d *ddRq
 	dir := dirRead
 	if d = s.nextRequest(s.lastDir); d != nil && s.batching < s.t.FifoBatch {
@@ -330,7 +384,10 @@ func (s *Scheduler) Dispatch(now trace.Time) *replay.Request {
 		s.batching = 0
 	}
 	s.batching++
-	s.latestPos[d.dir] = d.rq.End()
+	// The start of the request, as __dd_dispatch_request and
+	// dd_start_request keep it (latest_pos[data_dir] = blk_rq_pos(rq)):
+	// a request at the same sector is next, not skipped.
+	s.latestPos[d.dir] = d.rq.Sector
 	rq := d.rq
 	s.remove(d)
 	return rq

@@ -213,3 +213,33 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("defaults %+v", d)
 	}
 }
+
+// TestLatestPosIsRequestStart: after a request is dispatched, the batch
+// goes on from its start sector, not its end. block/mq-deadline.c (6.18)
+// keeps latest_pos[data_dir] = blk_rq_pos(rq) in dd_start_request (called
+// by __dd_dispatch_request), and deadline_next_request returns
+// deadline_from_pos(per_prio, data_dir, latest_pos): the first request
+// with blk_rq_pos(rq) >= pos. So a second request at the same sector (a
+// journal block rewritten, an fsync's metadata) is next, before one
+// further up. Keeping the end (the model before) skipped it to 200.
+func TestLatestPosIsRequestStart(t *testing.T) {
+	s := newDD(t, nil)
+	a, b, c := rq(100, true), rq(100, true), rq(200, true)
+	for _, r := range []*replay.Request{a, b, c} {
+		s.Insert(0, r)
+	}
+	var got []uint64
+	for s.HasWork(0) {
+		r := s.Dispatch(0)
+		got = append(got, r.Sector)
+		if len(got) == 1 && r != a {
+			t.Fatalf("first dispatch %d, want the FIFO head (the sorted first) a", r.ID)
+		}
+		if len(got) == 2 && r != b {
+			t.Fatalf("second dispatch is request %d at %d, want b at 100 (deadline_from_pos(latest_pos = 100))", r.ID, r.Sector)
+		}
+	}
+	if !eq(got, []uint64{100, 100, 200}) {
+		t.Fatalf("order %v, want [100 100 200]", got)
+	}
+}

@@ -1,0 +1,65 @@
+package replay_test
+
+import (
+	"testing"
+
+	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/trace"
+)
+
+// TestCrossProcessEdge: the fsync -> jbd2 commit -> fsync return chain of
+// fs-mqdl-fsync-vs-seqread (fio's WS completes at 0.021194 s, jbd2 queues
+// its journal blocks at 0.021266; jbd2's commit completes at 0.020855,
+// fio queues its next write at 0.021047). Captured: fio (pid 1) writes,
+// 2 ms later it completes, jbd2 (pid 2) writes 50 us after, 2 ms later it
+// completes (its commit), fio writes again 100 us after. Replayed on a device of 3 ms,
+// each process, idle for over 1.5 ms since its own last completion, waits
+// for the other's predicted completion and keeps only the captured 50 or
+// 100 us (step 6 of the rule on Workload), once the pair has been seen
+// twice (crossRepeat). Without the edge jbd2 kept its captured gap from
+// its own last completion and ran ahead of fio's predicted completion.
+func TestCrossProcessEdge(t *testing.T) {
+	const ms = trace.Time(1_000_000)
+	w := trace.CatWrite | trace.CatSync
+	var recs []replay.Record
+	a := trace.Time(0)
+	for k := 0; k < 8; k++ {
+		recs = append(recs,
+			replay.Record{PID: 1, Sector: uint64(1000 + 8*k), Bytes: 4096, Cat: w, Queue: a, Issue: a, Done: a + 2*ms},
+			replay.Record{PID: 2, Sector: uint64(900000 + 8*k), Bytes: 4096, Cat: w | trace.CatMeta,
+				Queue: a + 2*ms + 50_000, Issue: a + 2*ms + 50_000, Done: a + 4*ms + 50_000})
+		a += 4*ms + 150_000
+	}
+	wl, err := replay.NewWorkloadFromRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := map[uint32][]trace.Time{}
+	c := map[uint32][]trace.Time{}
+	_, err = replay.Run(wl, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 3 * ms},
+		Queue: replay.Queue{Depth: 4}}, func(e *trace.Event) error {
+		switch e.Action {
+		case trace.ActionQueue:
+			q[e.PID] = append(q[e.PID], e.Time)
+		case trace.ActionComplete:
+			c[e.PID] = append(c[e.PID], e.Time)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q[1]) != 8 || len(q[2]) != 8 {
+		t.Fatalf("queued %d and %d bios, want 8 and 8", len(q[1]), len(q[2]))
+	}
+	for k := 3; k < 8; k++ {
+		if want := c[1][k] + 50_000; q[2][k] != want {
+			t.Errorf("jbd2 bio %d queued at %v, want fio's completion %v + 50us", k, q[2][k], c[1][k])
+		}
+		if k+1 < 8 {
+			if want := c[2][k] + 100_000; q[1][k+1] != want {
+				t.Errorf("fio bio %d queued at %v, want jbd2's completion %v + 100us", k+1, q[1][k+1], c[2][k])
+			}
+		}
+	}
+}

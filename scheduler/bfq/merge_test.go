@@ -1,0 +1,128 @@
+package bfq
+
+import (
+	"testing"
+
+	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/trace"
+)
+
+// serialDev serves one request at a time, each in lat.
+type serialDev struct{ lat, busy trace.Time }
+
+func (d *serialDev) Issue(now trace.Time, rq *replay.Request) trace.Time {
+	d.busy = max(now, d.busy) + d.lat
+	return d.busy
+}
+func (d *serialDev) Done(trace.Time, *replay.Request) {}
+
+// TestLaterMergeStaysInQueue: after a bio back-merges into a request,
+// blk_mq_sched_try_merge (block/blk-mq-sched.c) calls attempt_back_merge
+// (block/blk-merge.c), which looks only at elv_latter_request: BFQ's
+// next_request, elv_rb_latter_request, the next request on the rb tree
+// the request is on, its own bfqq's sort_list. A request of another queue
+// starting where the grown request ends is not a candidate. Here pid 10's
+// sync write [0,8) waits in its sync queue and its async write [16,24)
+// (writeback: no REQ_SYNC) in its async queue, which is never a
+// cooperator (bfq_may_be_close_cooperator wants a sync queue); its sync
+// bio [8,16) then joins [0,8). 3 requests stay (pid 1's, [0,16) and
+// [16,24)), no request merge. The model before looked the neighbour up
+// in the engine's sector hash, across queues, and merged [16,24) in.
+func TestLaterMergeStaysInQueue(t *testing.T) {
+	sw, aw := trace.CatWrite|trace.CatSync, trace.CatWrite
+	recs := []replay.Record{
+		{PID: 1, Sector: 1 << 22, Bytes: 4096, Cat: trace.CatRead, Queue: 0},
+		{PID: 10, Sector: 0, Bytes: 4096, Cat: sw, Queue: 10_000},
+		{PID: 10, Sector: 16, Bytes: 4096, Cat: aw, Queue: 20_000},
+		{PID: 10, Sector: 8, Bytes: 4096, Cat: sw, Queue: 30_000},
+	}
+	w, err := replay.NewWorkloadFromRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(w, replay.Config{
+		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return New(h, opts("6.18", nil)) },
+		Device:       &serialDev{lat: 1_000_000},
+		Queue:        replay.Queue{Depth: 1, NrRequests: 64, MaxSectors: 2560},
+		Mode:         replay.Open,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BackMerges != 1 || res.RequestMerges != 0 || res.Requests != 3 {
+		t.Errorf("%d bio back merges, %d request merges, %d requests; want 1, 0, 3",
+			res.BackMerges, res.RequestMerges, res.Requests)
+	}
+}
+
+// TestLimitDepth: bfq_update_depths on a queue of nr_requests 256: the
+// sbitmap has 64-bit words (sbitmap_calculate_shift: 4 << 6 = 256 is not
+// more than 256), word_depths[0] = {64>>1, (64*3)>>2} = {32, 48},
+// word_depths[1] = {(64*3)>>4, (64*6)>>4} = {12, 24}; bfq_limit_depth
+// scales a word's depth to the queue: limit = (nr_requests * depth) >>
+// shift. So async writes may hold 128 tags, sync writes 192, sync reads
+// all 256; with a weight-raised queue busy, 48 and 96.
+func TestLimitDepth(t *testing.T) {
+	h := newFakeHost(false, 32, 100*trace.Time(1000))
+	h.q.NrRequests = 256
+	s := newSched(t, h, opts("6.18", nil))
+	read := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatRead}
+	async := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatWrite}
+	syncw := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatWrite | trace.CatSync}
+	for _, tc := range []struct {
+		wr   int
+		bio  *replay.Bio
+		want int
+	}{{0, read, 0}, {0, async, 128}, {0, syncw, 192}, {1, async, 48}, {1, syncw, 96}, {1, read, 0}} {
+		s.wrBusy = tc.wr
+		if got := s.LimitDepth(0, tc.bio); got != tc.want {
+			t.Errorf("wr_busy %d, %v: limit %d, want %d", tc.wr, tc.bio.Cat.RWBS(tc.bio.Bytes), got, tc.want)
+		}
+	}
+}
+
+// TestIOPrio: bfq_ioprio_to_weight gives a BE queue (IOPRIO_NR_LEVELS -
+// level) * BFQ_WEIGHT_CONVERSION_COEFF: be/0 weighs 80, be/7 10, so two
+// always-backlogged sync readers share the service about 8:1; and an RT
+// queue's class tree is looked up before BE's (bfq_lookup_next_entity walks
+// the classes in order), so an RT reader gets nearly all of it.
+func TestIOPrio(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		a, b   string
+		lo, hi float64
+	}{{"be/0 vs be/7", "be/0", "be/7", 6, 10.5}, {"rt/4 vs be/4", "rt/4", "be/4", 30, 1e9}} {
+		pa, err := replay.ParseIOPrio(tc.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := replay.ParseIOPrio(tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newFakeHost(true, 32, 250*trace.Time(1000))
+		o := opts("6.18", map[string]string{"low_latency": "0"})
+		o.IOPrio = map[uint32]replay.IOPrio{10: pa, 20: pb}
+		newSched(t, h, o)
+		h.add(&proc{pid: 10, sector: 1 << 20, size: 128 << 10, depth: 4, stop: 1 << 62})
+		h.add(&proc{pid: 20, sector: 1 << 24, size: 128 << 10, depth: 4, stop: 1 << 62})
+		h.run(4000 * ms)
+		a, b := h.servedPID[10], h.servedPID[20]
+		ratio := float64(a) / float64(max(b, 1))
+		t.Logf("%s: sectors %d vs %d, ratio %.2f", tc.name, a, b, ratio)
+		if ratio < tc.lo || ratio > tc.hi {
+			t.Errorf("%s: service ratio %.2f, want %.1f..%.1f", tc.name, ratio, tc.lo, tc.hi)
+		}
+	}
+	for _, bad := range []string{"be/8", "rt", "xx/1", "be/-1"} {
+		if _, err := replay.ParseIOPrio(bad); err == nil {
+			t.Errorf("ParseIOPrio(%q) accepted", bad)
+		}
+	}
+	if p := replay.NiceIOPrio(-20, false, false); p.String() != "be/0" {
+		t.Errorf("nice -20: %v, want be/0", p)
+	}
+	if p := replay.NiceIOPrio(19, false, false); p.String() != "be/7" {
+		t.Errorf("nice 19: %v, want be/7 ((19+20)/5)", p)
+	}
+}
