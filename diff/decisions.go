@@ -185,7 +185,21 @@ func compareDecisions(real, pred *Side, opts Options) Decisions {
 		}
 		return n >= minArmsOnly
 	}
-	d.IdleUncompared = armsOnly(pq) != armsOnly(rq)
+	// What each side logs is known from its metadata where it can be: a
+	// capture carries the kernel's full log (every bfq_better_to_idle
+	// check, "idle" or "no idle"); a bfq replay logs its idle arms only
+	// unless it ran with --set log=all. The count is the fallback for
+	// other sides.
+	logsArmsOnly := func(s *Side, perQueue map[string][]decision) bool {
+		switch {
+		case s.Meta.Source != "replay":
+			return false
+		case s.Meta.Extra["scheduler"] == "bfq":
+			return s.Meta.Extra["set.log"] != "all"
+		}
+		return armsOnly(perQueue)
+	}
+	d.IdleUncompared = logsArmsOnly(pred, pq) != logsArmsOnly(real, rq)
 	for _, k := range keys {
 		kind, queue, _ := strings.Cut(k, "\x00")
 		kc := &d.Expire

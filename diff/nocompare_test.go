@@ -116,11 +116,25 @@ func TestIdleDecisionsComparedLikeWithLike(t *testing.T) {
 			arms = append(arms, msg(trace.Time(i), "bfq11S may_budget_timeout: wait_request 1 left 0 timeout 0"))
 		}
 	}
-	d := Compare(FromData(trace.Meta{}, nil, nil, full), FromData(trace.Meta{}, nil, nil, arms), Options{}).Decisions
+	capture := trace.Meta{Source: "blktrace"}
+	bfqReplay := trace.Meta{Source: "replay", Extra: map[string]string{"scheduler": "bfq"}}
+	bfqReplayAll := trace.Meta{Source: "replay", Extra: map[string]string{"scheduler": "bfq", "set.log": "all"}}
+	d := Compare(FromData(capture, nil, nil, full), FromData(bfqReplay, nil, nil, arms), Options{}).Decisions
 	if !d.IdleUncompared || d.Idle.Real != 40 || d.Idle.Predicted != 20 || d.Idle.Compared != 0 || d.Idle.Mismatched != 0 {
 		t.Errorf("full log against arms only: %+v, uncompared %v; want counts 40/20, nothing compared", d.Idle, d.IdleUncompared)
 	}
-	d = Compare(FromData(trace.Meta{}, nil, nil, full), FromData(trace.Meta{}, nil, nil, fullPred), Options{}).Decisions
+	// A replay that armed the idle timer twice logs arms only all the
+	// same (fx-bfq-2cg-w100-900: 834 kernel checks against 2 model arms).
+	d = Compare(FromData(capture, nil, nil, full), FromData(bfqReplay, nil, nil, arms[:2]), Options{}).Decisions
+	if !d.IdleUncompared || d.Idle.Compared != 0 {
+		t.Errorf("full log against two arms: %+v, uncompared %v; want nothing compared", d.Idle, d.IdleUncompared)
+	}
+	// Sides without metadata: what they log is judged from the messages.
+	d = Compare(FromData(trace.Meta{Source: "replay"}, nil, nil, full), FromData(trace.Meta{Source: "replay"}, nil, nil, arms), Options{}).Decisions
+	if !d.IdleUncompared {
+		t.Errorf("full log against arms only, no scheduler named: compared")
+	}
+	d = Compare(FromData(capture, nil, nil, full), FromData(bfqReplayAll, nil, nil, fullPred), Options{}).Decisions
 	if d.IdleUncompared || d.Idle.Compared != 40 || d.Idle.Mismatched != 0 {
 		t.Errorf("two full logs: %+v, uncompared %v; want 40 compared, none differing", d.Idle, d.IdleUncompared)
 	}
