@@ -13,14 +13,12 @@ import (
 // side, the calibration and the workload): feed it every event with Add, in
 // the order a trace.EventReader returns them, then call Workload.
 //
-// It does what NewWorkload's scan and its streamed replay do together,
-// with one Rebuilder: it keeps the scan's counters for every device and
-// the bios of every device (as the replay would stream them: in Q order,
-// with the plug state of their process, each released once the Rebuilder
-// has finished it), compactly, until Workload picks the device replayed.
-// A Workload it returns streams its bios from memory, so it replays
-// exactly what NewWorkload's would (same records, same P/U flags, same
-// process names) without reading the capture again.
+// With one Rebuilder it keeps per-device counters and the bios of every
+// device (in Q order, with the plug state of their process, each released
+// once the Rebuilder has finished it, so with its issue and completion
+// times), compactly, until Workload picks the device replayed. A Workload
+// it returns streams its bios from memory. NewWorkload is a Collector fed
+// a whole capture.
 type Collector struct {
 	rb     *trace.Rebuilder
 	devs   map[trace.Dev]*collectDev
@@ -49,16 +47,18 @@ type collectDev struct {
 	lastQ    map[uint32]*collectQ
 	plug     map[uint32]bool
 	recs     recordStore // released bios
-	// The flush machinery, as NewWorkload counts it: bios with PREFLUSH or
+	// The flush machinery (flush.go), as the capture shows it: bios with PREFLUSH or
 	// FUA, flush requests issued (D of zero bytes with F), requests issued
 	// with FUA.
 	flushQ, flushD, fuaD int
 	// Bios waiting for the zero-byte C of their restored request
-	// (captureSource.flushFinal), in Q order. Whether the device has a
-	// write-back cache and FUA is known only at the end of the pass, so
-	// both of NewWorkload's possible lists are kept: waitF, the PREFLUSH
-	// bios (a device with FUA), and waitFF, those and the FUA bios (a
-	// device without); Workload picks the one the capture calls for.
+	// (flushFinal), in Q order. With a write-back cache such a bio
+	// completes for its process at that C, after the post-flush, not at
+	// its data phase's C. Whether the device has a write-back cache and
+	// FUA is known only at the end of the pass, so both possible lists are
+	// kept: waitF, the PREFLUSH bios (a device with FUA), and waitFF, those
+	// and the FUA bios (a device without); Workload picks the one the
+	// capture calls for.
 	waitF, waitFF []*collectQ
 }
 
@@ -211,8 +211,9 @@ func (c *Collector) Before(e *trace.Event) {
 }
 
 // flushFinal takes the zero-byte C of a flush sequence's restored request
-// as the completion of the oldest bio waiting at its sector, in each list
-// (captureSource.flushFinal).
+// (blk_flush_complete_seq, REQ_FSEQ_DONE: its flags lost PREFLUSH, so no
+// F) as the completion of the oldest bio waiting at its sector, in each
+// list.
 func (c *Collector) flushFinal(s *collectDev, e *trace.Event) {
 	take := func(list []*collectQ, set func(q *collectQ)) []*collectQ {
 		for i, q := range list {
@@ -277,7 +278,7 @@ func (c *Collector) release(s *collectDev, eof bool) {
 
 // Workload closes the Rebuilder (a shared one must be closed already) and
 // returns the workload of the device with the most D events, as
-// NewWorkload does. The Collector takes no more events afterwards.
+// tracesched replays. The Collector takes no more events afterwards.
 func (c *Collector) Workload() (*Workload, error) {
 	if !c.closed {
 		c.closed = true
@@ -416,7 +417,7 @@ type storeSource struct {
 	inf   *inferrer
 	// wb, fua: the device's write-back cache and FUA (Workload.WriteCache,
 	// Workload.FUA), which decide which bios complete at their flush
-	// sequence's end (captureSource).
+	// sequence's end (collectDev.waitF).
 	wb, fua bool
 }
 
