@@ -277,8 +277,8 @@ func (c *Collector) release(s *collectDev, eof bool) {
 }
 
 // Workload closes the Rebuilder (a shared one must be closed already) and
-// returns the workload of the device with the most D events, as
-// tracesched replays. The Collector takes no more events afterwards.
+// returns the workload of the device with the most D events (the bottom
+// of a remapped stack). The Collector takes no more events afterwards.
 func (c *Collector) Workload() (*Workload, error) {
 	if !c.closed {
 		c.closed = true

@@ -124,6 +124,7 @@ func New(res *diff.Result, run Run) *Report {
 	}
 	r := &Report{res: res, run: run}
 	r.runSection()
+	r.whatIfSection()
 	r.bandwidthSection()
 	r.latencySection()
 	r.orderSection()

@@ -366,3 +366,57 @@ func TestReportPNG(t *testing.T) {
 		}
 	}
 }
+
+// Issue 10: a what-if report leads with the change. fx-mqdl-rw-nocg was
+// recorded under mq-deadline (its manifest); replayed through BFQ the page
+// opens, before the bandwidth charts, with captured against predicted in
+// the figures `replay --json` gives in its change object. A validation
+// replay (the BFQ fixture through BFQ) has no such section.
+func TestReplayReportWhatIf(t *testing.T) {
+	in := fixture(t, "fx-mqdl-rw-nocg")
+	page := filepath.Join(t.TempDir(), "w.html")
+	out, errOut, code := run(t, "replay", "--sched", "bfq", "--json", "--report", page, in)
+	if code != exitOK {
+		t.Fatalf("replay --report: exit %d: %s", code, errOut)
+	}
+	var js struct {
+		Mode   string `json:"mode"`
+		Change struct {
+			Total struct {
+				Captured struct {
+					MiBps float64 `json:"mib_per_s"`
+				} `json:"captured"`
+				Predicted struct {
+					MiBps float64 `json:"mib_per_s"`
+				} `json:"predicted"`
+			} `json:"total"`
+		} `json:"change"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if js.Mode != "what-if" || js.Change.Total.Captured.MiBps <= 0 {
+		t.Fatalf("mode %q, captured total %v MiB/s: want a what-if with a captured total", js.Mode, js.Change.Total.Captured.MiBps)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	w, bw := strings.Index(html, `<section id="whatif">`), strings.Index(html, `<section id="bandwidth">`)
+	if w < 0 || bw < 0 || w > bw {
+		t.Fatalf("what-if section at %d, bandwidth at %d: want the what-if first", w, bw)
+	}
+	total := fmt.Sprintf(`<tr><td>total</td><td class="n">%.2f</td><td class="n">%.2f</td>`, js.Change.Total.Captured.MiBps, js.Change.Total.Predicted.MiBps)
+	if !strings.Contains(html[w:bw], total) {
+		t.Errorf("the what-if table lacks the total row of replay --json: %s", total)
+	}
+
+	valid := filepath.Join(t.TempDir(), "v.html")
+	if _, errOut, code := run(t, "replay", "--sched", "bfq", "--report", valid, fixture(t, "fx-bfq-2cg-w100-900")); code != exitOK {
+		t.Fatalf("replay --report: exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(valid); err != nil || strings.Contains(string(b), `<section id="whatif">`) {
+		t.Errorf("a validation replay's report has a what-if section (or is unreadable: %v)", err)
+	}
+}
