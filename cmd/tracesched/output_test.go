@@ -277,3 +277,18 @@ func TestUnknownCommandAndVersion(t *testing.T) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}
 }
+
+// The inspector gets the terminal itself: bubbletea reads the size and
+// sets the modes of an *os.File, and a wrapped stdout made it draw at
+// 80x24 without clearing lines (seen in tmux at 120x36).
+func TestTerminalOutUnwrapsStdout(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "tty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ios := &IOStreams{Out: &checkedWriter{w: f}}
+	if got, ok := terminalOut(ios).(*os.File); !ok || got != f {
+		t.Errorf("terminalOut gave %T, want the *os.File under Main's checkedWriter", terminalOut(ios))
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -60,7 +61,7 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 				info.Weights = w
 				return diff.Compare(realSide, predSide, thinkOptions(diff.Options{Weights: w}, predSide.Meta, realSide.Meta)), info, nil
 			}
-			return tui.RunLoading(ctx, load, ios.In, ios.Out)
+			return tui.RunLoading(ctx, load, ios.In, terminalOut(ios))
 		},
 	}
 	cmd.Flags().StringArrayVar(&weights, "weight", nil, "cgroup weight `CGROUP=W` to show beside its shares (repeatable; default: the manifest's)")
@@ -98,7 +99,17 @@ func runTUI(ctx context.Context, ios *IOStreams, res *diff.Result, info tui.RunI
 	if !isTerminal(ios) {
 		return usagef("--tui needs a terminal on standard input and output")
 	}
-	return tui.Run(ctx, res, info, ios.In, ios.Out)
+	return tui.Run(ctx, res, info, ios.In, terminalOut(ios))
+}
+
+// terminalOut is standard output as the inspector needs it: the terminal
+// itself (an *os.File, whose size and modes bubbletea reads), not the
+// checkedWriter that Main wraps around it for data.
+func terminalOut(ios *IOStreams) io.Writer {
+	if c, ok := ios.Out.(*checkedWriter); ok {
+		return c.w
+	}
+	return ios.Out
 }
 
 // isTerminal reports whether the streams are the process's terminal.
