@@ -341,9 +341,19 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 			return err
 		}
 	}
-	var sink func(*trace.Event) error
-	if ew != nil {
-		sink = ew.Write
+	// The sink also stops the replay once the run is cancelled (a signal),
+	// checked every ctxCheckEvents predicted events.
+	var emitted uint32
+	sink := func(e *trace.Event) error {
+		if emitted++; emitted%ctxCheckEvents == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if ew != nil {
+			return ew.Write(e)
+		}
+		return nil
 	}
 	prog := newProgress(ios, "replay")
 	predSide, res, err := capt.Replay(cfg, pmeta, sink, func() { prog.Add(1) })
