@@ -88,27 +88,6 @@ func busiestDevice(reqs []trace.Request) trace.Dev {
 	return best
 }
 
-// onDevice returns the requests issued to dev: reqs itself when they all
-// are (the common case, a capture of one device), else a filtered copy.
-func onDevice(reqs []trace.Request, dev trace.Dev) []trace.Request {
-	n := 0
-	for i := range reqs {
-		if reqs[i].Dev == dev {
-			n++
-		}
-	}
-	if n == len(reqs) {
-		return reqs
-	}
-	out := make([]trace.Request, 0, n)
-	for i := range reqs {
-		if reqs[i].Dev == dev {
-			out = append(out, reqs[i])
-		}
-	}
-	return out
-}
-
 func calibrateRun(ctx context.Context, ios *IOStreams, opts *calibrateOptions) error {
 	reqs, cov, dev, err := pooledRequests(ctx, ios, opts.inputs)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracesched/tracesched/device"
+	"github.com/tracesched/tracesched/internal/pipeline"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -23,7 +24,7 @@ func pooledRequests(ctx context.Context, ios *IOStreams, inputs []string) ([]tra
 			return nil, nil, "", err
 		}
 		dev := busiestDevice(reqs)
-		r := onDevice(reqs, dev)
+		r := pipeline.OnDevice(reqs, dev)
 		c := device.CoverageOf(r)
 		c.Sources = []string{in}
 		cov.Merge(c)

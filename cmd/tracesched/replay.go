@@ -374,7 +374,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		return err
 	}
 	result := diff.Compare(realSide, predSide, do)
-	result.DeviceExtrapolation = append([]string{}, coverageWarnings(ios, dm, onDevice(predSide.Requests, w.Dev))...)
+	result.DeviceExtrapolation = append([]string{}, coverageWarnings(ios, dm, pipeline.OnDevice(predSide.Requests, w.Dev))...)
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
