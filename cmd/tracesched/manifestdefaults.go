@@ -279,11 +279,57 @@ func reportSources(w io.Writer, c *captureContext, schedFrom string, model strin
 		fmt.Fprintf(w, "tracesched: %s\n", n)
 	}
 	if c != nil {
-		if n := nonDefaultIOPrios(c.m); n > 0 {
-			fmt.Fprintf(w, "tracesched: the manifest records a non-default ioprio for %d processes (ioprio is not modelled: replayed at the default)\n", n)
-		}
 		warnManifestIncomplete(w, c)
 	}
+}
+
+// replayIOPrios returns the I/O priority of each process: explicit
+// (--ioprio) where given, else what the manifest recorded with
+// ioprio_get: a class set with ionice as it is, class none derived from
+// the recorded nice value as the kernel does (task_nice_ioprio; the
+// scheduling policy is not recorded, so never RT or IDLE from it). It
+// returns notes for stderr naming the priorities taken from the manifest
+// that differ from the default be/4.
+func (c *captureContext) replayIOPrios(explicit map[uint32]replay.IOPrio) (map[uint32]replay.IOPrio, []string) {
+	if c == nil {
+		return explicit, nil
+	}
+	out := make(map[uint32]replay.IOPrio, len(explicit))
+	for pid, p := range explicit {
+		out[pid] = p
+	}
+	var taken []string
+	for _, p := range c.m.Processes {
+		if p.IOPrio == nil || p.PID <= 0 {
+			continue
+		}
+		pid := uint32(p.PID)
+		if _, ok := explicit[pid]; ok {
+			continue
+		}
+		// IOPRIO_PRIO_CLASS(ioprio) = ioprio >> 13, IOPRIO_PRIO_DATA = ioprio & 0x1fff.
+		class, level := replay.IOPrioClass(*p.IOPrio>>13), *p.IOPrio&0x1fff
+		var prio replay.IOPrio
+		switch {
+		case class == replay.IOPrioNone && p.Nice != nil:
+			prio = replay.NiceIOPrio(*p.Nice, false, false)
+		case class == replay.IOPrioNone:
+			continue
+		case class <= replay.IOPrioIdle && level <= 7:
+			prio = replay.IOPrio{Class: class, Level: uint8(level)}
+		default:
+			continue // not a priority the kernel hands out
+		}
+		out[pid] = prio
+		if prio != (replay.IOPrio{Class: replay.IOPrioBE, Level: 4}) {
+			taken = append(taken, fmt.Sprintf("%d=%s", pid, prio))
+		}
+	}
+	if len(taken) == 0 {
+		return out, nil
+	}
+	sort.Strings(taken)
+	return out, []string{fmt.Sprintf("ioprio from the manifest: %s (BFQ models it; the other models ignore priorities)", strings.Join(taken, " "))}
 }
 
 func nonDefaultIOPrios(m *manifest.Manifest) int {

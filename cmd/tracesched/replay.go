@@ -297,6 +297,10 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err != nil {
 		return err
 	}
+	ioprios, ioNotes := mctx.replayIOPrios(ioprios)
+	for _, n := range ioNotes {
+		fmt.Fprintf(ios.ErrOut, "tracesched: %s\n", n)
+	}
 
 	// 2. The device model.
 	stop := heartbeat(ios, "calibrating the device model")
