@@ -125,6 +125,10 @@ func (p *pipeline) next(ev *trace.Event) error {
 	if !p.started {
 		p.start()
 	}
+	if p.err != nil {
+		// Sticky: also when the error was an event of the prefix read ahead.
+		return p.err
+	}
 	if p.prefixPos < len(p.prefix) {
 		*ev = p.prefix[p.prefixPos]
 		p.prefixPos++
@@ -133,9 +137,6 @@ func (p *pipeline) next(ev *trace.Event) error {
 			p.prefixPos = 0
 		}
 	} else {
-		if p.err != nil {
-			return p.err
-		}
 		if err := p.src.next(ev); err != nil {
 			p.err = err
 			return err
