@@ -26,8 +26,6 @@ type session struct {
 	// made the first time "-" is opened, or "" before that.
 	stdin io.Reader
 	spool string
-	// tmpDir is where the stdin spool goes ("" for os.TempDir()).
-	tmpDir string
 	// ownSignals is set by a command that handles SIGINT and SIGTERM
 	// itself (record: it must restore tracefs however long that takes), so
 	// the run is neither cancelled nor ended by the signal.
@@ -103,7 +101,7 @@ func (s *session) stdinPath(ctx context.Context) (string, error) {
 	if spool != "" {
 		return spool, nil
 	}
-	f, err := os.CreateTemp(s.tmpDir, ".tracesched-stdin-*")
+	f, err := os.CreateTemp("", ".tracesched-stdin-*") // $TMPDIR
 	if err != nil {
 		return "", fmt.Errorf("standard input: spooling to a temporary file: %w", err)
 	}
