@@ -40,8 +40,18 @@ type Latency struct {
 // 1e-4, 2e-4, ..., 1.
 const demeritSteps = 10000
 
-// quantile returns the q-quantile of sorted xs by linear interpolation
-// between order statistics at position q*(n-1).
+// Quantile returns the q-quantile of sorted xs by linear interpolation
+// between order statistics at position q*(n-1) (Hyndman and Fan's type 7),
+// the rule of every percentile the diff reports; ok is false when xs is
+// empty.
+func Quantile(xs []float64, q float64) (v float64, ok bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return quantile(xs, q), true
+}
+
+// quantile is Quantile with 0 for an empty xs.
 func quantile(xs []float64, q float64) float64 {
 	n := len(xs)
 	if n == 0 {

@@ -178,20 +178,13 @@ func latencyOf(s *diff.Side) (q2c, d2c map[uint64][]float64) {
 	return
 }
 
-// quantile returns the q-quantile of sorted xs by linear interpolation at
-// q*(n-1), as diff does; NaN when xs is empty.
+// quantile returns the q-quantile of sorted xs as diff computes it
+// (diff.Quantile); NaN when xs is empty.
 func quantile(xs []float64, q float64) float64 {
-	n := len(xs)
-	if n == 0 {
-		return math.NaN()
+	if v, ok := diff.Quantile(xs, q); ok {
+		return v
 	}
-	p := q * float64(n-1)
-	lo := int(math.Floor(p))
-	if lo >= n-1 {
-		return xs[n-1]
-	}
-	f := p - float64(lo)
-	return xs[lo] + f*(xs[lo+1]-xs[lo])
+	return math.NaN()
 }
 
 // cdfLevels are the probabilities a CDF is drawn at: every 0.5 %, then

@@ -126,22 +126,6 @@ func cgroupLatencies(s *diff.Side) (map[uint64]cgroupLatency, map[uint64]float64
 	return out, span
 }
 
-// quantileOf returns the q-quantile of sorted xs by linear interpolation
-// between order statistics at position q*(n-1); ok is false when xs is
-// empty.
-func quantileOf(xs []float64, q float64) (float64, bool) {
-	n := len(xs)
-	if n == 0 {
-		return 0, false
-	}
-	p := q * float64(n-1)
-	lo := int(p)
-	if lo >= n-1 {
-		return xs[n-1], true
-	}
-	return xs[lo] + (p-float64(lo))*(xs[lo+1]-xs[lo]), true
-}
-
 func unit(u string) arrow.Metadata { return arrow.NewMetadata([]string{"unit"}, []string{u}) }
 
 // resultsSchema is the results table's schema.
@@ -222,7 +206,7 @@ func writeResults(w io.Writer, run resultsRun, rows []resultsRow) error {
 			for _, xs := range [][]float64{side.q2c, side.d2c} {
 				for _, q := range []float64{0.5, 0.99} {
 					fb := next().(*array.Float64Builder)
-					if v, ok := quantileOf(xs, q); ok {
+					if v, ok := diff.Quantile(xs, q); ok {
 						fb.Append(v)
 					} else {
 						fb.AppendNull()
