@@ -304,7 +304,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 2. The device model.
 	stop := heartbeat(ios, "calibrating the device model")
-	dm, fitNote, err := deviceModel(ios, opts, capt)
+	dm, fitNote, err := deviceModel(ios, opts, capt, sets["rotational"] == "0")
 	stop()
 	if err != nil {
 		return err
@@ -374,7 +374,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	// 5. The diff.
 	idle, idleOff := diff.ThinkOptions(sets)
 	do := thinkOptions(diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}, pmeta)
-	if err := whatIfOptions(ios, opts, realSide, model.name, kernel, weights, sets, &do); err != nil {
+	if err := whatIfOptions(ios, opts, mctx, realSide, model.name, kernel, weights, sets, &do); err != nil {
 		return err
 	}
 	result := diff.Compare(realSide, predSide, do)
@@ -448,7 +448,9 @@ func loadCapture(ctx context.Context, ios *IOStreams, name string) (*pipeline.Ca
 // deviceModel loads --device or calibrates from the capture's requests on
 // the workload's device, through the cache of fitted models unless
 // --no-cache (a cache that cannot be used is skipped with a note on stderr).
-func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture) (*device.Model, string, error) {
+// notRotational (--set rotational=0, or the manifest's) skips the rotational
+// fit.
+func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture, notRotational bool) (*device.Model, string, error) {
 	if opts.devicePath != "" {
 		f, err := os.Open(opts.devicePath)
 		if err != nil {
@@ -470,7 +472,7 @@ func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture) (*dev
 		}
 	}
 	dev := c.Workload.Dev
-	copts := device.CalibrateOptions{Seed: opts.seed, NotRotational: pipeline.ManifestNotRotational(opts.input)}
+	copts := device.CalibrateOptions{Seed: opts.seed, NotRotational: notRotational}
 	cal, err := pipeline.Calibrate(c.DeviceRequests(), copts, cache)
 	if err != nil {
 		return nil, "", fmt.Errorf("calibrating a device model from %s (device %s): %w; give one with --device", opts.input, dev, err)

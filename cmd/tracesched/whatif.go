@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,60 +20,19 @@ type recordedSetup struct {
 	Manifest  bool              // a manifest was read
 }
 
-// captureManifest is the part of a rig manifest (fixtures/*/manifest.json,
-// ../shared/captures/*/*/manifest.json) that says how a capture was made.
-type captureManifest struct {
-	Scheduler string         `json:"scheduler"`
-	Tunables  map[string]any `json:"iosched_tunables"`
-	Host      struct {
-		Kernel string `json:"kernel_release"`
-	} `json:"host"`
-	Cgroups []struct {
-		ID     uint64 `json:"cgroup_id"`
-		Weight *int   `json:"bfq_weight"`
-	} `json:"cgroups"`
-}
-
-// manifestFor returns the manifest.json beside an input: in the input when it
-// is a directory, else in its directory; "" when there is none.
-func manifestFor(input string) string {
-	dir := filepath.Dir(input)
-	if st, err := os.Stat(input); err == nil && st.IsDir() {
-		dir = input
-	}
-	p := filepath.Join(dir, "manifest.json")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return ""
-}
-
 // detectRecorded works out the recording scheduler: --recorded-sched, else
-// a manifest beside the capture, else the capture's scheduler messages (bfq
-// and cfq log in their own forms; mq-deadline, kyber and none log nothing).
-func detectRecorded(input, flag string, real *diff.Side) (recordedSetup, error) {
+// the capture's manifest (mctx: beside the capture, --manifest, or stored
+// by convert; nil when there is none or --no-manifest), else the capture's
+// scheduler messages (bfq and cfq log in their own forms; mq-deadline,
+// kyber and none log nothing).
+func detectRecorded(mctx *captureContext, flag string, real *diff.Side) (recordedSetup, error) {
 	var rs recordedSetup
-	if p := manifestFor(input); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return rs, err
-		}
-		var m captureManifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			return rs, fmt.Errorf("%s: %w", p, err)
-		}
+	if mctx != nil {
+		m := mctx.m
 		rs.Manifest = true
-		rs.Scheduler, rs.Source, rs.Kernel = normSched(m.Scheduler), p, m.Host.Kernel
-		rs.Weights = map[uint64]int{}
-		for _, c := range m.Cgroups {
-			if c.Weight != nil {
-				rs.Weights[c.ID] = *c.Weight
-			}
-		}
-		rs.Tunables = map[string]string{}
-		for k, v := range m.Tunables {
-			rs.Tunables[k] = fmt.Sprint(v)
-		}
+		rs.Scheduler, rs.Source, rs.Kernel = normSched(m.Scheduler), mctx.path, m.Host.KernelRelease
+		rs.Weights = m.Weights()
+		rs.Tunables = mctx.dev.Tunables(m)
 	}
 	if rs.Scheduler == "" {
 		for i := range real.Messages {
@@ -175,8 +131,8 @@ func sameValue(a, b string) bool {
 
 // whatIfOptions fills the diff options' recorded scheduler and changes for
 // a replay, and says on stderr which mode the report is in.
-func whatIfOptions(ios *IOStreams, opts *replayOptions, real *diff.Side, sched, kernel string, weights map[uint64]int, sets map[string]string, do *diff.Options) error {
-	rs, err := detectRecorded(opts.input, opts.recordedSched, real)
+func whatIfOptions(ios *IOStreams, opts *replayOptions, mctx *captureContext, real *diff.Side, sched, kernel string, weights map[uint64]int, sets map[string]string, do *diff.Options) error {
+	rs, err := detectRecorded(mctx, opts.recordedSched, real)
 	if err != nil {
 		return err
 	}

@@ -13,12 +13,9 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/diff"
@@ -173,31 +170,4 @@ func (c *Capture) Replay(cfg replay.Config, meta trace.Meta, sink func(*trace.Ev
 	}
 	pred.Finish()
 	return pred, res, nil
-}
-
-// ManifestNotRotational reports whether the rig's manifest.json beside the
-// capture input (in its directory, or in input itself when it is a
-// directory) says the device was not rotational (device.rotational 0). A
-// missing or unreadable manifest says nothing (false).
-func ManifestNotRotational(input string) bool {
-	if input == "" || input == "-" {
-		return false
-	}
-	dir := filepath.Dir(input)
-	if st, err := os.Stat(input); err == nil && st.IsDir() {
-		dir = input
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		return false
-	}
-	var m struct {
-		Device struct {
-			Rotational *int `json:"rotational"`
-		} `json:"device"`
-	}
-	if json.Unmarshal(b, &m) != nil || m.Device.Rotational == nil {
-		return false
-	}
-	return *m.Device.Rotational == 0
 }

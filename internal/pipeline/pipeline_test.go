@@ -137,32 +137,6 @@ func TestCacheKey(t *testing.T) {
 	}
 }
 
-// TestManifestNotRotational reads device.rotational from a manifest beside
-// the input.
-func TestManifestNotRotational(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "sda")
-	if ManifestNotRotational(in) {
-		t.Error("no manifest: not rotational")
-	}
-	for body, want := range map[string]bool{
-		`{"device": {"rotational": 0}}`: true,
-		`{"device": {"rotational": 1}}`: false,
-		`{"device": {}}`:                false,
-		`not json`:                      false,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got := ManifestNotRotational(in); got != want {
-			t.Errorf("%s: %v, want %v", body, got, want)
-		}
-		if got := ManifestNotRotational(dir); got != want {
-			t.Errorf("%s (the directory as input): %v, want %v", body, got, want)
-		}
-	}
-}
-
 // TestReadOnceReplaysAsTwoReads: a capture read once by the pipeline
 // replays (through BFQ, with P/U, merges and messages) event for event as
 // the workload that reads the capture again (replay.NewWorkload) does, and
