@@ -27,22 +27,33 @@ go build -o "$tmp/tracesched" ./cmd/tracesched
 
 measure() { # label events command...
 	local label=$1 events=$2; shift 2
-	local t0 t1 rss
+	local t0 t1 rss cpu
 	t0=$(date +%s.%N)
-	/usr/bin/time -o "$tmp/rss" -f "%M" "$@" >/dev/null 2>&1
+	/usr/bin/time -o "$tmp/rss" -f "%M %U %S" "$@" >/dev/null 2>&1
 	t1=$(date +%s.%N)
-	rss=$(tail -1 "$tmp/rss")
-	awk -v l="$label" -v n="$events" -v a="$t0" -v b="$t1" -v r="$rss" \
-		'BEGIN { s = b - a; printf "%-28s %10d events %7.2f s %10.0f events/s %8.1f MiB peak\n", l, n, s, n / s, r / 1024 }'
+	read -r rss cpu <<<"$(tail -1 "$tmp/rss" | awk '{print $1, $2 + $3}')"
+	echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') $cpu" >>"$tmp/times"
+	awk -v l="$label" -v n="$events" -v a="$t0" -v b="$t1" -v r="$rss" -v c="$cpu" \
+		'BEGIN { s = b - a; printf "%-28s %10d events %7.2f s %10.0f events/s %7.2f CPU-s %8.1f MiB peak\n", l, n, s, n / s, c, r / 1024 }'
 }
 events=$("$tmp/readspeed" "$tmp/big/cap" | awk '{print $2}')
 one=$("$tmp/readspeed" "$tmp/one/cap" | awk '{print $2}')
 echo "capture: $base x $copies = $events events ($(du -sh "$tmp/big" | cut -f1))"
 measure "blkparse -o /dev/null" "$events" blkparse -i "$tmp/big/cap" -o /dev/null
 measure "tracesched read" "$events" "$tmp/readspeed" "$tmp/big/cap"
-measure "tracesched convert" "$events" "$tmp/tracesched" convert "$tmp/big/cap" -o "$tmp/r.arrow" --events "$tmp/e.arrow"
+# Arrow and Parquet converts alternate, REPS times each (default 3), so that
+# both see the same periods of a noisy machine; the ratios are of medians.
+for _ in $(seq "${REPS:-3}"); do
+	measure "tracesched convert" "$events" "$tmp/tracesched" convert "$tmp/big/cap" -o "$tmp/r.arrow" --events "$tmp/e.arrow"
+	measure "convert --format parquet" "$events" "$tmp/tracesched" convert --format parquet "$tmp/big/cap" -o "$tmp/r.parquet" --events "$tmp/e.parquet"
+done
 measure "tracesched convert (1 copy)" "$one" "$tmp/tracesched" convert "$tmp/one/cap" -o "$tmp/r1.arrow" --events "$tmp/e1.arrow"
-measure "convert --format parquet" "$events" "$tmp/tracesched" convert --format parquet "$tmp/big/cap" -o "$tmp/r.parquet" --events "$tmp/e.parquet"
 measure "convert parquet (1 copy)" "$one" "$tmp/tracesched" convert --format parquet "$tmp/one/cap" -o "$tmp/r1.parquet" --events "$tmp/e1.parquet"
+median() { # label field: the median of a measured label's wall (2) or CPU (3) seconds
+	grep "^$1 [0-9]" "$tmp/times" | awk -v f="$2" '{print $f}' | sort -g | awk '{v[NR] = $1} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+awk -v aw="$(median "tracesched convert" 2)" -v pw="$(median "convert --format parquet" 2)" \
+	-v ac="$(median "tracesched convert" 3)" -v pc="$(median "convert --format parquet" 3)" \
+	'BEGIN { printf "parquet / arrow convert, medians: %.2fx wall (%.2f / %.2f s), %.2fx CPU (%.2f / %.2f CPU-s)\n", pw / aw, pw, aw, pc / ac, pc, ac }'
 ls -l "$tmp/r.arrow" "$tmp/e.arrow" "$tmp/r.parquet" "$tmp/e.parquet" | awk '{printf "%s %d bytes\n", $9, $5}'
 echo "raw capture $(cat "$tmp"/big/cap.blktrace.* | wc -c) bytes"

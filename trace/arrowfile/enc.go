@@ -65,7 +65,8 @@ var zstdEmptyFrame = [...]byte{0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x01, 0x00, 0
 // arrowEnc builds the messages of each batch (a job: the new dictionary
 // values, then the record batch) and compresses and writes them. With
 // concurrency 1 a job is done in the writer's goroutine when submitted.
-// Otherwise it is done in the background, its buffers shared among conc
+// Otherwise it is done in the background (in record mode, handed to sink
+// on a goroutine of its own), its buffers shared among conc
 // goroutines, while the writer fills the next batch: the writers keep two
 // sets of column buffers and alternate (slot), and submit waits for the
 // job before the last, whose buffers the writer is about to reuse.
@@ -131,28 +132,29 @@ func (e *arrowEnc) end(rows int, dict bool, id int64, delta bool) {
 // or in the background, after waiting for the previous one (whose error,
 // if any, it returns). Then the other slot's job is built.
 func (e *arrowEnc) submit() error {
+	do := e.run
 	if e.sink != nil {
-		err := e.sink(&e.jobs[e.slot])
-		e.jobs[e.slot].clear()
-		return err
+		do = e.sink
 	}
 	if !e.async() {
-		err := e.run(&e.jobs[e.slot])
+		err := do(&e.jobs[e.slot])
 		e.jobs[e.slot].clear()
 		return err
 	}
 	if err := e.wait(); err != nil {
 		return err
 	}
-	if err := e.makeEncoders(e.conc); err != nil {
-		return err
+	if e.sink == nil {
+		if err := e.makeEncoders(e.conc); err != nil {
+			return err
+		}
 	}
 	j := &e.jobs[e.slot]
 	if e.busy == nil {
 		e.busy = make(chan error, 1)
 	}
 	done := e.busy
-	go func() { done <- e.run(j) }()
+	go func() { done <- do(j) }()
 	e.slot ^= 1
 	return nil
 }

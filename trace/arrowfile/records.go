@@ -15,8 +15,14 @@ import (
 // by the same code (payload validity, derived msg_* columns, fixed
 // dictionaries), for other containers such as Parquet (trace/parquetfile).
 // The record's arrays are views of the writer's column buffers, which the
-// writer reuses for the next batch: the record is valid only during the
+// writer reuses for a later batch: the record is valid only during the
 // call, which must not retain it.
+//
+// With WithCompressConcurrency(n), n > 1, each record is handed over on a
+// goroutine of its own while the writer's caller fills the next batch, so
+// that building the columns and consuming them use two cores: the writer
+// then holds two batches in memory, calls fn for one batch at a time, in
+// order, and returns an error of fn from a later Write or from Close.
 
 // RecordFunc receives one batch. Its error ends the writer, as a write
 // error would.
@@ -24,8 +30,9 @@ type RecordFunc func(rec arrow.Record) error
 
 // NewEventRecords returns an EventWriter that hands each batch of events to
 // fn rather than writing a file. Schema returns the records' schema.
-// WithCompressConcurrency is ignored. SetMeta and Close behave as for a
-// file; Close hands over the last, partial batch.
+// WithCompressConcurrency above 1 calls fn in the background (see above).
+// SetMeta and Close behave as for a file; Close hands over the last,
+// partial batch and waits for fn to return.
 func NewEventRecords(fn RecordFunc, opts ...Option) (*EventWriter, error) {
 	return NewEventWriter(nil, trace.Meta{}, append(opts, withRecords(fn))...)
 }
@@ -43,7 +50,7 @@ func (w *EventWriter) Schema() *arrow.Schema { return w.recSchema() }
 func (w *RequestWriter) Schema() *arrow.Schema { return w.recSchema() }
 
 func withRecords(fn RecordFunc) Option {
-	return func(c *arrowConfig) { c.records = fn; c.concurrency = 1 }
+	return func(c *arrowConfig) { c.records = fn }
 }
 
 // recSchema returns the writer's fields as a schema without metadata,

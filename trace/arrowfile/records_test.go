@@ -2,6 +2,8 @@ package arrowfile
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -15,8 +17,16 @@ import (
 // TestRecordsRoundTrip writes events and requests in record mode, hands
 // the records to arrow-go's own IPC file writer, and reads that file back
 // with OpenEvents and OpenRequests: every row must come back as written,
-// so the records hold the same columns as our files.
+// so the records hold the same columns as our files. With concurrency 2
+// the records are handed over in the background while the next batch is
+// filled from the writer's other set of buffers: they must be the same.
 func TestRecordsRoundTrip(t *testing.T) {
+	for _, conc := range []int{1, 2} {
+		t.Run(fmt.Sprintf("conc=%d", conc), func(t *testing.T) { testRecordsRoundTrip(t, conc) })
+	}
+}
+
+func testRecordsRoundTrip(t *testing.T, conc int) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	meta := arrowTestMeta()
@@ -34,7 +44,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 			}
 		}
 		return fw.Write(rec)
-	}, WithAllocator(mem), WithBatchRows(700))
+	}, WithAllocator(mem), WithBatchRows(700), WithCompressConcurrency(conc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +90,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 			}
 		}
 		return fw.Write(rec)
-	}, WithAllocator(mem), WithBatchRows(128))
+	}, WithAllocator(mem), WithBatchRows(128), WithCompressConcurrency(conc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +124,40 @@ func TestRecordsRoundTrip(t *testing.T) {
 		if q != rqs[i] {
 			t.Fatalf("request %d:\n got %+v\nwant %+v", i, q, rqs[i])
 		}
+	}
+}
+
+// TestRecordsBackgroundError: an error of the function a record is handed
+// to in the background ends the writer; a later Write or Close returns it,
+// and the function is not called again.
+func TestRecordsBackgroundError(t *testing.T) {
+	boom := errors.New("disk on fire")
+	calls := 0
+	w, err := NewEventRecords(func(rec arrow.Record) error {
+		calls++
+		if calls == 2 {
+			return boom
+		}
+		return nil
+	}, WithBatchRows(100), WithCompressConcurrency(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := arrowGenEvents(1000, 3)
+	var got error
+	for i := range evs {
+		if got = w.Write(&evs[i]); got != nil {
+			break
+		}
+	}
+	if cerr := w.Close(); got == nil {
+		got = cerr
+	}
+	if !errors.Is(got, boom) {
+		t.Fatalf("error %v, want %v", got, boom)
+	}
+	if calls != 2 {
+		t.Fatalf("fn called %d times, want 2", calls)
 	}
 }
 

@@ -8,8 +8,15 @@
 //
 //   - zstd (level 1: fastest) on every column;
 //   - row groups of at most DefaultRowGroupRows rows (WithRowGroupRows), so
-//     the writer's memory is one row group's columns whatever the capture's
-//     length, and readers can skip row groups by their statistics;
+//     the writer's memory is two row groups' columns (events) or one
+//     (requests) whatever the capture's length, and readers can skip row groups by their statistics;
+//   - one data page per column chunk up to DataPageBytes, in the v2 data
+//     page format (levels stored uncompressed ahead of the values), which
+//     DuckDB, Polars, pyarrow and Spark read. Both choices are for speed
+//     with arrow-go v15's writer: it makes a new zstd encoder for every
+//     page it compresses (allocating and clearing about 16 MiB), and its v1
+//     pages grow the definition-level buffer by a few bytes at a time, a
+//     copy of the whole buffer per run of levels;
 //   - min/max statistics on the time columns (time_ns; queue_ns to
 //     complete_ns), the sector columns (sector, from_sector, split_sector)
 //     and on id, dev, pid and cgroup; none on the others;
@@ -40,9 +47,14 @@ import (
 	"github.com/tracesched/tracesched/trace/arrowfile"
 )
 
-// DefaultRowGroupRows is the default number of rows per row group: 128 Ki
-// (DuckDB writes 122,880), about 14 MiB of event columns in memory.
-const DefaultRowGroupRows = 128 << 10
+// DefaultRowGroupRows is the default number of rows per row group: 512 Ki
+// (Polars writes 256 Ki, pyarrow 1 Mi), about 56 MiB of event columns in
+// memory.
+const DefaultRowGroupRows = 512 << 10
+
+// DataPageBytes is the size at which a column chunk's data page is cut:
+// one page per chunk for the fixed-width columns of a default row group.
+const DataPageBytes = 8 << 20
 
 // Option configures a writer.
 type Option func(*config)
@@ -96,12 +108,27 @@ func newConfig(opts []Option) config {
 	return c
 }
 
+// recordOptions are the options of the record writer that builds the
+// columns: batches of one row group; with background, each handed over on
+// a goroutine of its own, so that the columns of a row group are built
+// while the previous one is encoded (two row groups in memory).
+func (c config) recordOptions(background bool) []arrowfile.Option {
+	conc := 1
+	if background {
+		conc = 2
+	}
+	return []arrowfile.Option{arrowfile.WithBatchRows(c.rowGroupRows), arrowfile.WithAllocator(c.mem),
+		arrowfile.WithCompressConcurrency(conc)}
+}
+
 func (w *writer) open(out io.Writer, schema *arrow.Schema, cfg config) error {
 	props := []parquet.WriterProperty{
 		parquet.WithAllocator(cfg.mem),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(1),
 		parquet.WithMaxRowGroupLength(int64(cfg.rowGroupRows)),
+		parquet.WithDataPageVersion(parquet.DataPageV2),
+		parquet.WithDataPageSize(DataPageBytes),
 		parquet.WithDictionaryDefault(false),
 		parquet.WithStats(false),
 		parquet.WithCreatedBy("tracesched"),
@@ -116,6 +143,14 @@ func (w *writer) open(out io.Writer, schema *arrow.Schema, cfg config) error {
 			props = append(props, parquet.WithStatsFor(c, true))
 		}
 	}
+	// A v2 page header's null count comes from the page's statistics: with
+	// them off arrow-go v15 writes 0, and readers that trust the header
+	// (Polars) misread the page. So every nullable column has them.
+	for _, f := range schema.Fields() {
+		if f.Nullable {
+			props = append(props, parquet.WithStatsFor(f.Name, true))
+		}
+	}
 	// Hide out's Close, if any: the Parquet writer closes what it writes to.
 	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{out}, parquet.NewWriterProperties(props...),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(cfg.mem)))
@@ -126,7 +161,8 @@ func (w *writer) open(out io.Writer, schema *arrow.Schema, cfg config) error {
 	return nil
 }
 
-// write writes one batch of rows as a row group.
+// write writes one batch of rows as a row group. It runs on the record
+// writer's background goroutine, one batch at a time.
 func (w *writer) write(rec arrow.Record) error {
 	if err := w.fw.Write(rec); err != nil {
 		return fmt.Errorf("writing %s row group: %w", w.stream, err)
@@ -149,7 +185,10 @@ func (w *writer) finish() error {
 }
 
 // EventWriter writes events to a Parquet file with the events schema of
-// trace/arrowfile. It needs no seeking. Not safe for concurrent use.
+// trace/arrowfile. It needs no seeking. Each full row group is encoded on
+// a goroutine of its own while the next is filled, so an error writing
+// one is returned by a later Write or by Close. Not safe for concurrent
+// use.
 type EventWriter struct {
 	writer
 	rows *arrowfile.EventWriter
@@ -161,7 +200,7 @@ type EventWriter struct {
 func NewEventWriter(out io.Writer, meta trace.Meta, opts ...Option) (*EventWriter, error) {
 	cfg := newConfig(opts)
 	w := &EventWriter{writer: writer{stream: arrowfile.StreamEvents, meta: meta, schema: arrowfile.EventSchema}}
-	rows, err := arrowfile.NewEventRecords(w.write, arrowfile.WithBatchRows(cfg.rowGroupRows), arrowfile.WithAllocator(cfg.mem))
+	rows, err := arrowfile.NewEventRecords(w.write, cfg.recordOptions(true)...)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +232,9 @@ func (w *EventWriter) Close() error {
 }
 
 // RequestWriter writes requests to a Parquet file with the requests schema
-// of trace/arrowfile, in the order written.
+// of trace/arrowfile, in the order written. A full row group is encoded by
+// the Write call that fills it (requests are a seventh of a capture's
+// rows: a second row group in memory would not pay).
 type RequestWriter struct {
 	writer
 	rows *arrowfile.RequestWriter
@@ -203,7 +244,7 @@ type RequestWriter struct {
 func NewRequestWriter(out io.Writer, meta trace.Meta, opts ...Option) (*RequestWriter, error) {
 	cfg := newConfig(opts)
 	w := &RequestWriter{writer: writer{stream: arrowfile.StreamRequests, meta: meta, schema: arrowfile.RequestSchema}}
-	rows, err := arrowfile.NewRequestRecords(w.write, arrowfile.WithBatchRows(cfg.rowGroupRows), arrowfile.WithAllocator(cfg.mem))
+	rows, err := arrowfile.NewRequestRecords(w.write, cfg.recordOptions(false)...)
 	if err != nil {
 		return nil, err
 	}
