@@ -32,7 +32,7 @@ measure() { # label events command...
 	/usr/bin/time -o "$tmp/rss" -f "%M %U %S" "$@" >/dev/null 2>&1
 	t1=$(date +%s.%N)
 	read -r rss cpu <<<"$(tail -1 "$tmp/rss" | awk '{print $1, $2 + $3}')"
-	echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') $cpu" >>"$tmp/times"
+	printf '%s\t%s\t%s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$cpu" "$label" >>"$tmp/times"
 	awk -v l="$label" -v n="$events" -v a="$t0" -v b="$t1" -v r="$rss" -v c="$cpu" \
 		'BEGIN { s = b - a; printf "%-28s %10d events %7.2f s %10.0f events/s %7.2f CPU-s %8.1f MiB peak\n", l, n, s, n / s, c, r / 1024 }'
 }
@@ -49,11 +49,12 @@ for _ in $(seq "${REPS:-3}"); do
 done
 measure "tracesched convert (1 copy)" "$one" "$tmp/tracesched" convert "$tmp/one/cap" -o "$tmp/r1.arrow" --events "$tmp/e1.arrow"
 measure "convert parquet (1 copy)" "$one" "$tmp/tracesched" convert --format parquet "$tmp/one/cap" -o "$tmp/r1.parquet" --events "$tmp/e1.parquet"
-median() { # label field: the median of a measured label's wall (2) or CPU (3) seconds
-	grep "^$1 [0-9]" "$tmp/times" | awk -v f="$2" '{print $f}' | sort -g | awk '{v[NR] = $1} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+median() { # label field: the median of a measured label's wall (1) or CPU (2) seconds
+	awk -F'\t' -v l="$1" -v f="$2" '$3 == l {print $f}' "$tmp/times" | sort -g |
+		awk '{v[NR] = $1} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-awk -v aw="$(median "tracesched convert" 2)" -v pw="$(median "convert --format parquet" 2)" \
-	-v ac="$(median "tracesched convert" 3)" -v pc="$(median "convert --format parquet" 3)" \
+awk -v aw="$(median "tracesched convert" 1)" -v pw="$(median "convert --format parquet" 1)" \
+	-v ac="$(median "tracesched convert" 2)" -v pc="$(median "convert --format parquet" 2)" \
 	'BEGIN { printf "parquet / arrow convert, medians: %.2fx wall (%.2f / %.2f s), %.2fx CPU (%.2f / %.2f CPU-s)\n", pw / aw, pw, aw, pc / ac, pc, ac }'
 ls -l "$tmp/r.arrow" "$tmp/e.arrow" "$tmp/r.parquet" "$tmp/e.parquet" | awk '{printf "%s %d bytes\n", $9, $5}'
 echo "raw capture $(cat "$tmp"/big/cap.blktrace.* | wc -c) bytes"

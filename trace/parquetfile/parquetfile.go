@@ -9,7 +9,8 @@
 //   - zstd (level 1: fastest) on every column;
 //   - row groups of at most DefaultRowGroupRows rows (WithRowGroupRows), so
 //     the writer's memory is two row groups' columns (events) or one
-//     (requests) whatever the capture's length, and readers can skip row groups by their statistics;
+//     (requests) whatever the capture's length, and readers can skip row
+//     groups by their statistics;
 //   - one data page per column chunk up to DataPageBytes, in the v2 data
 //     page format (levels stored uncompressed ahead of the values), which
 //     DuckDB, Polars, pyarrow and Spark read. Both choices are for speed
@@ -19,9 +20,12 @@
 //     copy of the whole buffer per run of levels;
 //   - min/max statistics on the time columns (time_ns; queue_ns to
 //     complete_ns), the sector columns (sector, from_sector, split_sector)
-//     and on id, dev, pid and cgroup; none on the others;
+//     and on id, dev, pid and cgroup, and on every nullable column (a v2
+//     page header's null count comes from them); none on the others;
 //   - Parquet dictionary encoding on the string columns (comm,
-//     cgroup_path, action, msg_sched), plain encoding elsewhere;
+//     cgroup_path, action, msg_sched), DELTA_BINARY_PACKED on the event
+//     times, sectors and sequence numbers and the request ids and sectors
+//     (see deltaColumns), plain encoding elsewhere;
 //   - the schema's metadata (tracesched.schema_version, tracesched.stream,
 //     tracesched.source, ...: see trace/arrowfile) as the file's key-value
 //     metadata, written at Close, so that SetMeta can supply what is known
@@ -84,6 +88,16 @@ var statsColumns = []string{
 	"sector", "from_sector", "split_sector", "id", "dev", "pid", "cgroup",
 }
 
+// deltaColumns are the columns written with DELTA_BINARY_PACKED: the event
+// times, sequence numbers and sectors, and the request ids and sectors,
+// which grow or stay near their neighbours. It packs their differences in
+// a few bits, so zstd has far less to compress: a third smaller events
+// files, and about 15 % less CPU for the whole convert than plain encoding
+// (g-bfq-large-nomsg x 11). Only columns without nulls: arrow-go v15's
+// delta encoder dereferences a nil bit writer when a column chunk's first
+// batch holds nulls only (the requests' times can).
+var deltaColumns = []string{"time_ns", "seq", "sector", "id"}
+
 // dictColumns are the columns written with Parquet dictionary encoding.
 var dictColumns = []string{"comm", "cgroup_path", "action", "msg_sched"}
 
@@ -143,6 +157,11 @@ func (w *writer) open(out io.Writer, schema *arrow.Schema, cfg config) error {
 			props = append(props, parquet.WithStatsFor(c, true))
 		}
 	}
+	for _, c := range deltaColumns {
+		if i := schema.FieldIndices(c); len(i) > 0 && !schema.Field(i[0]).Nullable {
+			props = append(props, parquet.WithEncodingFor(c, parquet.Encodings.DeltaBinaryPacked))
+		}
+	}
 	// A v2 page header's null count comes from the page's statistics: with
 	// them off arrow-go v15 writes 0, and readers that trust the header
 	// (Polars) misread the page. So every nullable column has them.
@@ -162,8 +181,15 @@ func (w *writer) open(out io.Writer, schema *arrow.Schema, cfg config) error {
 }
 
 // write writes one batch of rows as a row group. It runs on the record
-// writer's background goroutine, one batch at a time.
-func (w *writer) write(rec arrow.Record) error {
+// writer's background goroutine, one batch at a time. A panic in arrow-go's
+// writer (it has had nil dereferences on unusual column contents) becomes
+// the row group's error rather than ending the program.
+func (w *writer) write(rec arrow.Record) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("writing %s row group of %d rows: parquet writer failed: %v", w.stream, rec.NumRows(), p)
+		}
+	}()
 	if err := w.fw.Write(rec); err != nil {
 		return fmt.Errorf("writing %s row group: %w", w.stream, err)
 	}
