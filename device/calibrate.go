@@ -165,6 +165,9 @@ func (f *Fit) String() string {
 		case KindNonRotational:
 			n := m.NonRotational
 			fmt.Fprintf(&b, "parallelism %d, saturation slope %.4f per request\n", n.Parallelism, n.Slope)
+			if n.SaturatedBelow > 1 {
+				fmt.Fprintf(&b, "saturated below %d requests on the device (as many or more for 9 tenths of the busy time): latency scales with the count there\n", n.SaturatedBelow)
+			}
 			if len(n.Factors) > 0 {
 				fmt.Fprintf(&b, "measured in-flight factors (k=1..%d): %.3f\n", len(n.Factors), n.Factors)
 			}
@@ -384,6 +387,14 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 			// depend on the requests on the device (the openers seldom see
 			// many, so a fit of that dependence would extrapolate).
 			flatten(m.NonRotational, use, opts.Quantiles)
+		}
+		if k := lowDepth(ss); k >= minSaturatedBelow {
+			m.NonRotational.SaturatedBelow = k
+			var sum float64
+			for _, s := range ss {
+				sum += s.d2c
+			}
+			m.NonRotational.SaturationWindow = time.Duration(math.Round(sum / float64(len(ss))))
 		}
 	}
 	m.clampToBounds()

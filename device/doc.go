@@ -10,7 +10,14 @@
 //     where k is the number of requests on the device once it is issued,
 //     (or the factor measured at k, where the capture showed k often),
 //     times a residual multiplier drawn from the class's empirical residual
-//     distribution. With Batching (fitted when the capture's completions
+//     distribution. Below SaturatedBelow (the fewest requests the capture
+//     kept on the device for nine tenths of its busy time, when that is 4
+//     or more) the capture says nothing of the device, and the model holds
+//     its throughput instead of its latency: once the requests on the
+//     device, averaged over 10 SaturationWindows (mean D2Cs), fall below
+//     it, a request takes max(k, average over one window)/SaturatedBelow
+//     of the latency it would have there (a device the workload kept full
+//     is read as saturated). With Batching (fitted when the capture's completions
 //     come in bunches, as a loop device's worker delivers them), that time
 //     only opens a bunch: requests issued at least JoinLead before its
 //     instant and within JoinWindow of its opener complete with it, Drain
@@ -57,6 +64,7 @@
 //	    "parallelism": 8,            requests the device serves at once
 //	    "saturation_slope": 0.11,    latency growth per request beyond parallelism (fraction)
 //	    "inflight_factors": [1.4, 1, 1.02, ...],  measured factor at k = 1, 2, ... (optional)
+//	    "saturated_below": 26, "saturation_window_ns": 6355291,  throughput held below 26 (optional)
 //	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none

@@ -1,9 +1,12 @@
 package device
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // fitNonRotational fits a non-rotational model to samples.
@@ -123,6 +126,75 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 		}
 	}
 	return n
+}
+
+// minSaturatedBelow is the least lowDepth for which a model holds the
+// device's throughput below it (NonRotational.SaturatedBelow): a device
+// that spent a tenth of its busy time with fewer than 4 requests on it
+// shows its low-depth behaviour itself.
+const minSaturatedBelow = 4
+
+// saturationCycles is the slow average of NonRotational.SaturatedBelow in
+// SaturationWindows (mean D2Cs): the regime test must span many
+// completion cycles (a loop device completes in bunches about one mean
+// D2C apart, and between two the device looks drained while its workload
+// resubmits), so that only a lower operating point held for longer, as
+// another scheduler holds it, passes it.
+const saturationCycles = 10
+
+// lowDepth returns the fewest requests the capture kept on the device for
+// nine tenths of the time the device was busy (one request or more on it,
+// counted from the samples' issues and completions), 0 without samples. A
+// time measure, not one of the issues: a bursty workload issues most of
+// its requests in bursts of many while the device spends most of its time
+// with one or two (it is not saturated), and a closed loop on a device
+// that completes in bunches issues the first requests of each
+// resubmission with few left on the device while the device stays full.
+// The model compares it with a time average too (Timing's averaged
+// depth).
+func lowDepth(ss []sample) int {
+	type ev struct {
+		t trace.Time
+		d int
+	}
+	evs := make([]ev, 0, 2*len(ss))
+	for _, s := range ss {
+		if s.done >= s.issue {
+			evs = append(evs, ev{s.issue, 1}, ev{s.done, -1})
+		}
+	}
+	if len(evs) == 0 {
+		return 0
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		if a.t != b.t {
+			return cmp.Compare(a.t, b.t)
+		}
+		return cmp.Compare(a.d, b.d) // completions first
+	})
+	var at []trace.Time // at[k]: time spent with k requests on the device
+	k := 0
+	for i, e := range evs {
+		if i > 0 && k > 0 {
+			for len(at) <= k {
+				at = append(at, 0)
+			}
+			at[k] += e.t - evs[i-1].t
+		}
+		k += e.d
+	}
+	var busy trace.Time
+	for _, t := range at {
+		busy += t
+	}
+	var below trace.Time
+	for k := 1; k < len(at); k++ {
+		if below+at[k] > busy/10 {
+			return k
+		}
+		below += at[k]
+	}
+	return max(len(at)-1, 0)
 }
 
 // minGroup is the fewest requests seen at one in-flight count for that

@@ -124,6 +124,31 @@ type NonRotational struct {
 	// (it catches, say, a slower idle device at k = 1). Beyond it the line
 	// continues from the last entry. Empty: the line everywhere.
 	Factors []float64 `json:"inflight_factors,omitempty"`
+	// SaturatedBelow, when above 1, is the fewest requests the capture
+	// kept on the device for nine tenths of its busy time (see
+	// lowDepth): below it the capture does not show how the device
+	// behaves, and the model holds the throughput the device delivered
+	// there instead of its latency. Once the requests on the device,
+	// averaged over saturationCycles (10) SaturationWindows, fall below
+	// SaturatedBelow (the replay runs the device at a lower operating
+	// point than the capture did), a request issued with k on the device
+	// takes max(k, a)/SaturatedBelow of the latency it would have at
+	// SaturatedBelow, a their average over one SaturationWindow (while
+	// both are below it). A device kept full by a queue its workload
+	// never let drain is taken to be saturated, as Little's law reads a
+	// closed loop at one operating point: the latency the capture shows
+	// is the queue's, and a scheduler that keeps fewer requests in flight
+	// (BFQ serving one queue at a time) gets them served faster, not at
+	// the same latency with proportionally less throughput. Averages, not
+	// the count at the issue, decide: a request issued just after a bunch
+	// of completions finds few on a device that stays full, and the slow
+	// average keeps a replay at the capture's own operating point on the
+	// fitted latencies. 0: the factors and the line hold below it too.
+	// Version 2 on.
+	SaturatedBelow int `json:"saturated_below,omitempty"`
+	// SaturationWindow is the time constant of the fast average, ns:
+	// the capture's mean D2C.
+	SaturationWindow time.Duration `json:"saturation_window_ns,omitempty"`
 
 	Read  *OpTiming `json:"read,omitempty"`
 	Write *OpTiming `json:"write,omitempty"`
@@ -162,6 +187,22 @@ func (n *NonRotational) setOp(o Op, t *OpTiming) {
 
 // saturation returns the latency factor with k requests on the device.
 func (n *NonRotational) saturation(k int) float64 {
+	return n.saturationAvg(k, float64(k), float64(k))
+}
+
+// saturationAvg is saturation at k requests on the device when they have
+// averaged avg over SaturationWindow and slow over saturationCycles of
+// them (SaturatedBelow).
+func (n *NonRotational) saturationAvg(k int, avg, slow float64) float64 {
+	if s := n.SaturatedBelow; s > 1 && k < s && avg < float64(s) && slow < float64(s) {
+		return n.measured(s) * max(float64(max(k, 1)), avg) / float64(s)
+	}
+	return n.measured(k)
+}
+
+// measured returns the factor of the fitted line and the measured factors
+// at k requests on the device (saturation without SaturatedBelow).
+func (n *NonRotational) measured(k int) float64 {
 	if l := len(n.Factors); l > 0 {
 		if k <= l {
 			return n.Factors[max(k, 1)-1]
@@ -280,6 +321,12 @@ func (m *Model) Validate() error {
 			if !(f > 0) || math.IsInf(f, 0) {
 				return fmt.Errorf("nonrotational inflight_factors: %v not a finite value > 0", f)
 			}
+		}
+		if n.SaturatedBelow < 0 || n.SaturatedBelow > maxParallelism {
+			return fmt.Errorf("nonrotational saturated_below %d not in 0..%d", n.SaturatedBelow, maxParallelism)
+		}
+		if n.SaturationWindow < 0 || (n.SaturatedBelow > 1 && n.SaturationWindow == 0) {
+			return fmt.Errorf("nonrotational saturation_window_ns %d: want > 0 with saturated_below", n.SaturationWindow)
 		}
 		if n.Read == nil && n.Write == nil && n.Other == nil {
 			return errors.New("nonrotational model without any operation timing")

@@ -29,6 +29,13 @@ type Timing struct {
 	head     uint64             // sector after the last request issued
 	bunch    [numOps]bunchState // non-rotational with batching: the bunch opened last (per class with PerOp)
 
+	// Non-rotational with SaturatedBelow: the requests on the device
+	// averaged (exponentially) over SaturationWindow and over
+	// saturationCycles of them, as of avgAt.
+	avgK, slowK float64
+	avgAt       trace.Time
+	avgOn       bool
+
 	// Rotational only.
 	queue  []queued   // requests on the device, in service order
 	anchor trace.Time // when queue[0] started (or starts)
@@ -69,6 +76,7 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 	if _, ok := t.inflight[rq]; ok {
 		panic("device: request issued twice")
 	}
+	t.average(now)
 	t.inflight[rq] = struct{}{}
 	u := t.rng.Float64()
 	var done trace.Time
@@ -88,7 +96,7 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		if isFlush(rq.Cat, rq.Bytes) {
 			done = now + trace.Time(nsRound(n.flushLatency(u)))
 		} else {
-			done = now + trace.Time(nsRound(n.latency(len(t.inflight), rq.Cat, rq.Bytes, u)))
+			done = now + trace.Time(nsRound(n.latencyAvg(len(t.inflight), t.avgK, t.slowK, rq.Cat, rq.Bytes, u)))
 		}
 		if n.Batching != nil && !isFlush(rq.Cat, rq.Bytes) {
 			done = n.Batching.place(&t.bunch, OpOf(rq.Cat, rq.Bytes), now, done)
@@ -104,6 +112,7 @@ func (t *Timing) Done(now trace.Time, rq *replay.Request) {
 	if _, ok := t.inflight[rq]; !ok {
 		return
 	}
+	t.average(now)
 	delete(t.inflight, rq)
 	for i, q := range t.queue {
 		if q.rq == rq {
@@ -115,11 +124,39 @@ func (t *Timing) Done(now trace.Time, rq *replay.Request) {
 	}
 }
 
+// average brings the averaged depths (SaturatedBelow) to now: the count
+// on the device since the last update weighs 1 - exp(-dt/w), w
+// SaturationWindow and saturationCycles of it. Both start at
+// SaturatedBelow, the capture's operating point.
+func (t *Timing) average(now trace.Time) {
+	n := t.m.NonRotational
+	if t.m.Kind != KindNonRotational || n.SaturatedBelow <= 1 {
+		return
+	}
+	if !t.avgOn {
+		t.avgK, t.slowK, t.avgAt, t.avgOn = float64(n.SaturatedBelow), float64(n.SaturatedBelow), now, true
+		return
+	}
+	if dt := now - t.avgAt; dt > 0 {
+		k := float64(len(t.inflight))
+		w := float64(n.SaturationWindow)
+		t.avgK += (k - t.avgK) * (1 - math.Exp(-float64(dt)/w))
+		t.slowK += (k - t.slowK) * (1 - math.Exp(-float64(dt)/(saturationCycles*w)))
+		t.avgAt = now
+	}
+}
+
 // latency returns the latency of a request with k requests on the device
 // (itself included), for the draw u in [0, 1), ns.
 func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, u float64) float64 {
+	return n.latencyAvg(k, float64(k), float64(k), cat, bytes, u)
+}
+
+// latencyAvg is latency with the requests on the device averaged avg and
+// slow (saturationAvg).
+func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, u float64) float64 {
 	ot := n.op(OpOf(cat, bytes))
-	l := ot.mean(bytes) * n.saturation(k)
+	l := ot.mean(bytes) * n.saturationAvg(k, avg, slow)
 	if r := ot.residual(k); r.Len() > 0 {
 		l *= r.At(u)
 	}

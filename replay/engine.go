@@ -53,6 +53,8 @@ type Config struct {
 	Queue Queue
 	// Mode: Closed (default) or Open.
 	Mode Mode
+	// Work: WorkFixed (default) or WorkTimed (closed loop only).
+	Work Work
 }
 
 // Result summarises a replay.
@@ -132,7 +134,8 @@ type Engine struct {
 	srcPending bool
 
 	procs map[uint32]*proc
-	ready []*proc // processes to release after a pull
+	ready []*proc         // processes to release after a pull
+	timed map[uint32]bool // WorkTimed: the processes that cycle
 
 	inDriver  int
 	allocated int
@@ -184,6 +187,7 @@ type proc struct {
 	exited   bool
 	stats    *ProcessStats // predicted
 	cg       *CgroupStats  // predicted stats of the cgroup of its last completed bio
+	timed    *timedState   // WorkTimed and the process cycles (timedProcess); nil otherwise
 }
 
 // NewEngine prepares a replay of w; see Run.
@@ -232,6 +236,14 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 			e.q.NrRequests = 256
 		} else {
 			e.q.NrRequests = 128
+		}
+	}
+	if cfg.Work == WorkTimed && cfg.Mode == Closed {
+		e.timed = map[uint32]bool{}
+		for _, ps := range w.Processes {
+			if timedProcess(w, ps) {
+				e.timed[ps.PID] = true
+			}
 		}
 	}
 	e.exit, _ = s.(ProcessExiter)
@@ -333,6 +345,9 @@ func (e *Engine) deliver() *proc {
 	p := e.procs[r.PID]
 	if p == nil {
 		p = &proc{pid: r.PID, comm: r.Comm, total: e.w.perPID[r.PID], lastSubmit: trace.NoTime}
+		if e.timed[r.PID] {
+			p.timed = &timedState{}
+		}
 		e.procs[r.PID] = p
 	}
 	if p.comm == "" {
@@ -340,6 +355,9 @@ func (e *Engine) deliver() *proc {
 	}
 	r.proc = p
 	r.predQueue, r.predDone = trace.NoTime, trace.NoTime
+	if p.timed != nil {
+		p.timed.keep(r)
+	}
 	p.queue = append(p.queue, r)
 	e.advance()
 	return p
@@ -409,6 +427,9 @@ func (e *Engine) tryRelease(p *proc) {
 				e.tryRelease(q)
 			}
 		}
+		if r == nil && e.nextCycle(p) {
+			r = p.head()
+		}
 		if r == nil {
 			if len(p.plug) > 0 {
 				e.flushPlug(p, true)
@@ -474,6 +495,9 @@ func (e *Engine) tryRelease(p *proc) {
 	}
 	if at < e.now {
 		at = e.now
+	}
+	if e.stopTimed(p, r, at) {
+		return
 	}
 	p.scheduled = true
 	e.push(simEvent{at: at, kind: evArrive, rec: r})

@@ -182,6 +182,13 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 // (its completions late) does not keep that wait; only the delay after
 // the completion (the application's think time) and the sleep-free gaps
 // are carried over, and the depth is the most the process kept in flight.
+// The amount of work is the capture's by default (WorkFixed); under
+// WorkTimed (Config.Work, what a what-if replays) a process that ran from
+// the capture's start to its end sends its bios again, cycle after cycle,
+// for as long as the capture lasted: the capture ended the run, not the
+// process's work, so a process the source scheduler starved does as much
+// as the replayed scheduler lets it, and one it favoured does not run out
+// early and leave the device to the others.
 //
 // Limits: the edges are inferred from timing, so a process released by a
 // completion it did not wait for (a coincidence that repeats, as two

@@ -299,26 +299,42 @@ const findings = `## Reading the results (measured 2026-12-01)
   three-cgroup mixes the shares come within about 2 pp for mq-deadline or none -> BFQ, except where
   the source scheduler starved a process (below).
 - **Latency does not, and the bandwidth agrees for the wrong reason.** The real BFQ runs keep
-  about 2.5 requests in flight on this loop device (D2C p50 60 us): on 2 vCPUs the kernel's BFQ is
-  limited by its own dispatch cost, so the in-service queue never runs dry and BFQ hardly idles
-  (22 idle waits in a-bfq-w100-900). The model dispatches at no cost, keeps about 11 in flight
-  (D2C p50 330 us, the device model's answer at the operating point it was calibrated at), empties
-  the in-service queue and idles about 5000 times. Two errors that cancel in MiB/s, not in p50
-  (+226 to +358 %). No device model can fix this: the missing cost is the scheduler's CPU time.
-- **On the rig's mixes BFQ is predicted 45-94 % too slow.** With queue-depth-1 sync readers in the
-  mix, the model's BFQ makes about as many queue switches as the kernel's (380 against 383 on
-  wi-mix3) but keeps about 11 requests in flight against the kernel's 3.7 and takes 3.9 s of
-  simulated time for what the capture did in 1.5 s; the mq-deadline captures it starts from ran the
-  loop device at 28-43 requests in flight and 800-1100 MiB/s (reads and dio writes the host's page
-  cache absorbed), an operating point the real BFQ runs never reached.
-- **BFQ -> mq-deadline carries BFQ's pacing.** Replaying a BFQ capture keeps its processes as
-  paced as BFQ made them: 4.2 requests in flight predicted where the real mq-deadline run had 21,
-  so per-cgroup bandwidth comes out 22-36 % low. This is the workload model's part (issue 10
-  item 4: depth and think time of the application, not of the scheduler).
-- **Fixed work against time-based jobs.** A replay moves the captured bios, no more. A process the
-  source scheduler starved (the qd1 4 KiB reader of rig/wi-mix4-mqdl: 173 reads in 1.5 s under
-  mq-deadline, 18 MiB/s under BFQ) has little to replay, and the cgroups' overlap, hence the
-  contention window, shrinks to the time it takes.
+  about 2.5 requests in flight on this loop device (D2C p50 60 us) because fio cannot submit
+  faster: with BFQ and its debug messages on, a 4 KiB read takes 18.5 us of the submitting CPU
+  from one Q to the next (p50 of back-to-back gaps in a-bfq-w100-900; Q to D alone 8.7 us, with a
+  second bfq_dispatch_request round after each D), against 5.7 us under mq-deadline (Q to D 2.5
+  us) in b-mqdl-w100-900, and both fio jobs ran on one CPU (54,334 of the 54,403 dispatches on
+  CPU 1): the heavy job kept 4.4 reads outstanding of its iodepth 16. BFQ's own code limits
+  nothing here (bfq_limit_depth leaves sync reads the whole tag set; the in-service queue runs dry
+  after each dispatch, "select_queue: no queue returned", and is kept without a timer while its
+  reads are in flight). The model carries mq-deadline's 5.7 us gaps, keeps about 11 in flight, and
+  the device model's D2C at 11 (330 us) is right for this device (raw-sweep-none: 258 us at qd8,
+  500 us at qd16): the p50 error (+226 to +359 %) is the application's CPU pacing under BFQ, which
+  no capture under another scheduler shows.
+- **Devices calibrated at a deep operating point.** The rig's mq-deadline and none captures ran
+  the loop device at 28-43 requests in flight; a device model that held their latency at any depth
+  served BFQ, which keeps 10-18 in flight, at p50s of 1.6-22 ms and predicted it 45-94 % too slow.
+  The model now holds the throughput below the depth the capture kept for nine tenths of its busy
+  time (device.NonRotational.SaturatedBelow, raw-sweep-none: calibrated on its qd32 step alone it
+  predicts 125 us at qd4 against 148 us measured, 886 us when holding the latency): rig/wi-mix4-mqdl
+  -> BFQ 100:300:600 total bandwidth -90 % -> -4 %, rig/wi-mix4-none -90 % -> 0 %, rig/wi-mix3-mqdl
+  200:300:500 -63 % -> -35 %.
+- **Fixed work against time-based jobs.** A replay used to move the captured bios, no more: a
+  process the source scheduler starved (the light cgroup under BFQ: 5,462 reads in
+  a-bfq-w100-900) had little to replay, and under mq-deadline it finished in 0.19 s, the contention
+  window with it (share 56 % against the real run's 49 %). In a what-if the replay now runs each
+  process that was busy from the capture's start to its end for the capture's span, cycling its
+  bios (--work timed, the default in a what-if): a-bfq-w100-900 -> mq-deadline shares 6.7 -> 1.4 pp,
+  rig/wi-mix4-bfq-a -> mq-deadline 20.2 -> 2.5 pp, rig/wi-mix4-mqdl -> BFQ 100:300:600 24.3 -> 1.1 pp.
+  BFQ -> mq-deadline bandwidth still comes out 17-35 % low on the recorded pairs: the replay keeps
+  the BFQ run's 18.5 us submission gaps (above), 12 requests in flight against the real 21.
+- **Where the real run is the host's.** rig/wi-mix4-bfq-b (weights 600:300:100) gave the weight-600
+  qd1 reader 5 % of the bytes: its fio was off the CPU for milliseconds at a time (C to next Q p90
+  1.5 ms, a compiler running beside it) while BFQ kept its weight-raised queue in service for slots
+  of up to 250 ms; the replay, with the mq-deadline capture's think time, gives it 55 %. And
+  rig/wi-mix3-bfq-a -> mq-deadline misses the 256 KiB writer (real 700 MiB/s under mq-deadline,
+  predicted 270): in the BFQ run it waited in BFQ's queues, and the workload keeps that run's
+  submission timing.
 - **File-system pairs** miss widely: fsync waits for the journal thread's commits and readers
   wait on writeback, dependencies between processes that the workload does not carry; the loop
   device's reads of a cached backing file run at page-cache speed under one scheduler and not the

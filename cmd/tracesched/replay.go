@@ -32,6 +32,7 @@ type replayOptions struct {
 	kernel       string
 	features     []string
 	mode         string
+	work         string
 	out          string
 	results      string
 	json         bool
@@ -60,7 +61,13 @@ against the capture: dispatch order, per-cgroup bandwidth, merges, think time, l
 
 Closed loop by default: a process that waited for its own completions in the capture
 waits for the predicted ones, with the think time it showed; --mode open replays every
-bio at its captured time.
+bio at its captured time. --work says how much each process does: fixed sends the
+captured bios once; timed lets a process that was still doing I/O when the capture ended
+(a time-based job) send its bios again, cycle after cycle, until the capture's span has
+passed, so a process the recording scheduler starved or favoured does under the replayed
+one what that scheduler lets it do in the same time; auto (the default) is timed in a
+what-if (the replay changes the scheduler, kernel, weights or tunables) and fixed when
+validating.
 
 Settings: --set takes queue attributes as sysfs names them, under queue/iosched/ (the
 scheduler's tunables: slice_idle_us=2000, low_latency=0) or queue/ (rotational=0,
@@ -115,6 +122,7 @@ by path when the capture names paths.`,
 	f.StringVar(&opts.kernel, "kernel", "", "behave as kernel `VERSION` did (bfq: 5.10 5.11 5.12 5.13 6.1 6.2 6.18; cfq: 4.13 4.19)")
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
 	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
+	f.StringVar(&opts.work, "work", "auto", "`auto|fixed|timed`: fixed replays the captured bios once; timed cycles the processes still busy at the capture's end until its span has passed; auto: timed in a what-if, fixed otherwise")
 	f.StringVarP(&opts.out, "output", "o", "", "write the predicted events to `PREDICTED.arrow`")
 	f.StringVar(&opts.results, "results", "", "also write the per-cgroup figures to `FILE.parquet` (one row per capture, scheduler and cgroup)")
 	f.BoolVar(&opts.json, "json", false, "print the diff as JSON")
@@ -262,6 +270,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err != nil {
 		return usagef("invalid value for --mode: %v", err)
 	}
+	if opts.work != "auto" {
+		if _, err := replay.ParseWork(opts.work); err != nil {
+			return usagef("invalid value for --work: %v (or auto)", err)
+		}
+	}
 	mctx, err := opts.mf.load(opts.input)
 	if err != nil {
 		return err
@@ -320,16 +333,30 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		kernel = model.kernel
 	}
 	so := replay.Options{Set: ioschedSets(sets), Weights: weights, CgroupPaths: meta.Cgroups, Kernel: kernel, Features: features, HZ: opts.hz, IOPrio: ioprios}
+	// What the replay changes (the what-if), known before it runs: it
+	// decides --work auto.
+	var do diff.Options
+	if err := whatIfOptions(ios, opts, mctx, realSide, model.name, kernel, weights, sets, &do); err != nil {
+		return err
+	}
+	work := replay.WorkFixed
+	switch {
+	case opts.work == "auto" && len(do.Changes) > 0 && mode == replay.Closed:
+		work = replay.WorkTimed
+	case opts.work != "auto":
+		work, _ = replay.ParseWork(opts.work)
+	}
 	cfg := replay.Config{
 		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return model.new(h, so) },
 		Device:       dm.NewDevice(opts.seed),
 		Queue:        q,
 		Mode:         mode,
+		Work:         work,
 	}
 
 	// 4. Replay, keeping the prediction for the diff and, with -o, in Arrow.
 	pmeta := trace.Meta{Source: "replay", Kernel: kernel, Devices: []trace.Dev{w.Dev}, Cgroups: meta.Cgroups,
-		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "input": opts.input}}
+		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "work": work.String(), "input": opts.input}}
 	for _, k := range slices.Sorted(maps.Keys(sets)) {
 		pmeta.Extra["set."+k] = sets[k]
 	}
@@ -373,10 +400,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 5. The diff.
 	idle, idleOff := diff.ThinkOptions(sets)
-	do := thinkOptions(diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}, pmeta)
-	if err := whatIfOptions(ios, opts, mctx, realSide, model.name, kernel, weights, sets, &do); err != nil {
-		return err
-	}
+	rec, changes := do.RecordedScheduler, do.Changes
+	do = thinkOptions(diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}, pmeta)
+	do.RecordedScheduler, do.Changes = rec, changes
 	result := diff.Compare(realSide, predSide, do)
 	result.DeviceExtrapolation = append([]string{}, coverageWarnings(ios, dm, pipeline.OnDevice(predSide.Requests, w.Dev))...)
 	name := model.name
@@ -389,8 +415,8 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 			return err
 		}
 	}
-	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s, in %.2f s; device %s\n",
-		res.Bios, res.Requests, name, mode, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
+	fmt.Fprintf(ios.ErrOut, "tracesched: replayed %d bios, %d requests through %s, %s loop, %s work, %s, in %.2f s; device %s\n",
+		res.Bios, res.Requests, name, mode, work, queueText(res.Queue), time.Since(start).Seconds(), fitNote)
 	explainOpenSpan(ios, mode, res, result.WallSeconds, result.SimulatedSeconds)
 	if err := opts.reports.write(ctx, ios, result, replayReportRun(opts, model, result, res.Queue, fitNote)); err != nil {
 		return err

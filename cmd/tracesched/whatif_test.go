@@ -77,6 +77,43 @@ func TestReplayWhatIfMqdlToBFQ(t *testing.T) {
 	}
 }
 
+// The other direction: a-bfq-w100-900 (BFQ, weights 100:900) replayed
+// through mq-deadline. The same job really run under mq-deadline
+// (b-mqdl-w100-900) gave the two cgroups 277991424 and 286945280 bytes by
+// fio's own io_bytes (its fio.json): 49.21 % for the first. Under BFQ the
+// weight-100 cgroup got 10 % and did 5,462 reads; replaying those once
+// (--work fixed), mq-deadline serves them in a fraction of the capture,
+// and over that short contention window the cgroup's share came out 56 %.
+// A what-if replays each fio job, busy from the capture's start to its
+// end, for the capture's 1.5 s (--work auto: timed): within 3 points.
+func TestReplayWhatIfBFQToMqdlTimedWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a recorded capture")
+	}
+	dir := shared.Path(t, "captures", "recorded", "a-bfq-w100-900")
+	in := filepath.Join(dir, "a-bfq-w100-900")
+	const real = 277991424.0 / (277991424 + 286945280)
+	m := replayJSON(t, "--sched", "mq-deadline", in)
+	if m["mode"] != "what-if" {
+		t.Fatalf("mode %v", m["mode"])
+	}
+	got := cgroupShares(t, m, "predicted_share").at(301)
+	t.Logf("weight-100 cgroup under mq-deadline: predicted share %.4f, real run %.4f", got, real)
+	if math.Abs(got-real) > 0.03 {
+		t.Errorf("predicted share %.4f, the real mq-deadline run gave %.4f", got, real)
+	}
+	if w := m["bandwidth"].(map[string]any)["window_predicted"].(float64); w < 1.4 {
+		t.Errorf("predicted contention window %.3f s: the jobs ran together for the capture's 1.5 s", w)
+	}
+	fixed := replayJSON(t, "--sched", "mq-deadline", "--work", "fixed", in)
+	if f := cgroupShares(t, fixed, "predicted_share").at(301); math.Abs(f-real) <= 0.03 {
+		t.Errorf("--work fixed: share %.4f within 3 points of %.4f; the test no longer tells timed work from fixed", f, real)
+	}
+	if _, _, code := run(t, "replay", "--sched", "mq-deadline", "--work", "forever", in); code != exitUsage {
+		t.Errorf("--work forever: exit %d, want %d", code, exitUsage)
+	}
+}
+
 // probe measures reads only on a file that holds data, and leaves it as
 // it was.
 func TestProbeRefusesToWriteOverData(t *testing.T) {

@@ -1,0 +1,181 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// Work says how much a process does in a replay.
+type Work uint8
+
+const (
+	// WorkFixed: every process sends exactly the bios the capture shows,
+	// once. The default: what a validation replay compares.
+	WorkFixed Work = iota
+	// WorkTimed: a process that did I/O from the capture's start until it
+	// ended (a time-based fio job, a service; see timedProcess) goes on
+	// once its captured bios are spent: it sends them again, in the same
+	// order with the same sizes, sectors, think times and gaps, cycle
+	// after cycle, until its next arrival would fall after the capture's
+	// last completion (Workload.End). The capture cut such a process off
+	// at the end of the run, not at the end of its work, so under another
+	// scheduler it does as much as that scheduler lets it do in the same
+	// time: a process the source scheduler starved (a queue-depth-1 reader
+	// behind deep queues, the light cgroup under BFQ) is not held to the
+	// few bios it managed, and the one it favoured does not run out early
+	// and leave the device to the others (issue 10, item 4). Processes
+	// that finished earlier, and those with asynchronous writes or
+	// cross-process edges (whose pace is set by others: writeback, a
+	// journal), send their captured bios once.
+	WorkTimed
+)
+
+func (w Work) String() string {
+	if w == WorkTimed {
+		return "timed"
+	}
+	return "fixed"
+}
+
+// ParseWork maps "fixed" or "timed" to a Work.
+func ParseWork(s string) (Work, error) {
+	switch s {
+	case "fixed", "":
+		return WorkFixed, nil
+	case "timed":
+		return WorkTimed, nil
+	}
+	return WorkFixed, fmt.Errorf("unknown work %q (valid: fixed, timed)", s)
+}
+
+// timedTail is the fraction of the capture's span, at its start and at
+// its end, in which a process's first bio and its last completion must
+// fall for it to count as running through the capture and cut off by its
+// end (WorkTimed).
+const timedTail = 20
+
+// timedState is a process's cycling under WorkTimed.
+type timedState struct {
+	orig       []Record   // its captured bios as the workload gave them (inferred fields set)
+	delivered  int        // records delivered from the workload
+	ineligible bool       // an asynchronous write or a cross-process edge: never cycles
+	cycle      int        // cycles made after the captured one
+	depth      int64      // most bios it kept in flight in the capture
+	period     trace.Time // captured Q of its last bio less that of its first, plus one gap
+	stopped    bool       // its next arrival fell after Workload.End
+}
+
+// timedProcess reports whether, under WorkTimed, the process of ps cycles:
+// at least two bios, its first within the first 1/timedTail of the
+// capture's span (Start to End) and its last completion within the last
+// 1/timedTail. A process that started late (a sync(1) after the job, a
+// step of a sweep) or stopped early did a piece of work, not a time's
+// worth.
+func timedProcess(w *Workload, ps ProcessStats) bool {
+	if !w.Start.Valid() || !w.End.Valid() || w.End <= w.Start || w.perPID[ps.PID] < 2 {
+		return false
+	}
+	tail := (w.End - w.Start) / timedTail
+	return ps.First.Valid() && ps.First <= w.Start+tail && ps.Last.Valid() && ps.Last >= w.End-tail
+}
+
+// keep copies r, just delivered, into p's captured cycle; a bio that makes
+// the process ineligible (an asynchronous write after its first bio, a
+// cross-process edge) ends its cycling.
+func (t *timedState) keep(r *Record) {
+	t.delivered++
+	if t.ineligible {
+		return
+	}
+	if (r.Open && t.delivered > 1) || r.after != nil {
+		t.orig, t.ineligible = nil, true
+		return
+	}
+	c := *r
+	c.proc, c.parent, c.partsLeft = nil, nil, 0
+	t.orig = append(t.orig, c)
+}
+
+// nextCycle appends p's next cycle of bios to its queue when its captured
+// ones (and earlier cycles) have all been delivered, and reports whether
+// it did.
+func (e *Engine) nextCycle(p *proc) bool {
+	t := p.timed
+	if t == nil || t.stopped || t.ineligible || len(t.orig) < 2 || t.delivered != e.w.perPID[p.pid] {
+		return false
+	}
+	n := len(t.orig)
+	if t.cycle == 0 {
+		// The depth the process reached: the largest i+1-DepCount (step 2
+		// of the closed-loop rule), the whole stream when it never waited.
+		for i := range t.orig {
+			if o := &t.orig[i]; o.DepCount > 0 {
+				t.depth = max(t.depth, int64(i)+1-o.DepCount)
+			}
+		}
+		if t.depth == 0 {
+			t.depth = int64(n)
+		}
+		gap := t.orig[n-1].Think
+		t.period = t.orig[n-1].Queue - t.orig[0].Queue + gap
+	}
+	t.cycle++
+	base := int64(t.cycle) * int64(n)
+	for i := range t.orig {
+		o := &t.orig[i]
+		c := &Record{
+			PID: o.PID, Index: o.Index + uint32(base), Cgroup: o.Cgroup, Comm: o.Comm,
+			Sector: o.Sector, Bytes: o.Bytes, Cat: o.Cat,
+			Queue: o.Queue + trace.Time(t.cycle)*t.period, Issue: trace.NoTime, Done: trace.NoTime,
+			Plugged: o.Plugged, PlugEnd: o.PlugEnd,
+			Dep: -1, Think: o.Think, wake: o.wake, got: trace.NoTime,
+			predQueue: trace.NoTime, predDone: trace.NoTime, proc: p,
+		}
+		if o.Dep >= 0 {
+			c.Dep = o.Dep + base
+		}
+		if i == 0 {
+			// The first bio of a process has no think time of its own: it
+			// follows the last one of the previous cycle as the last one
+			// followed its predecessor.
+			c.Think = t.orig[n-1].Think
+			if t.orig[n-1].Dep >= 0 {
+				c.Dep = base - 1
+			}
+		}
+		if need := base + int64(i) + 1 - t.depth; need > 0 {
+			c.DepCount = need
+		}
+		p.queue = append(p.queue, c)
+	}
+	p.total += n
+	return true
+}
+
+// stopTimed ends p's cycling when its next arrival, at, would fall after
+// the capture's end: the bios of the cycle not yet arrived are dropped.
+// It reports whether it did.
+func (e *Engine) stopTimed(p *proc, r *Record, at trace.Time) bool {
+	t := p.timed
+	if t == nil || t.cycle == 0 || int(r.Index) < len(t.orig) || at <= e.w.End {
+		return false
+	}
+	t.stopped = true
+	dropped := len(p.queue) - p.qhead
+	for i := p.qhead; i < len(p.queue); i++ {
+		p.queue[i] = nil
+	}
+	p.queue, p.qhead = p.queue[:0], 0
+	p.total -= dropped
+	if len(p.plug) > 0 {
+		e.flushPlug(p, true)
+	}
+	if !p.exited && p.completed == p.total {
+		p.exited = true
+		if e.exit != nil {
+			e.exit.ProcessExited(e.now, p.pid)
+		}
+	}
+	return true
+}
