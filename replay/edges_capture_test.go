@@ -1,0 +1,101 @@
+package replay
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/tracesched/tracesched/internal/shared"
+	"github.com/tracesched/tracesched/parse/blktrace"
+	"github.com/tracesched/tracesched/trace"
+)
+
+// captureRecords infers the closed-loop rule on a shared capture and
+// returns its records as inferred.
+func captureRecords(t *testing.T, group, name string) []Record {
+	t.Helper()
+	dir := shared.Path(t, "captures", group, name)
+	base := filepath.Join(dir, name)
+	w, err := NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := w.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.close()
+	var out []Record
+	for {
+		r, err := src.next()
+		if err != nil {
+			break
+		}
+		out = append(out, *r)
+	}
+	return out
+}
+
+// The fsync chain of fs-bfq-fsync-vs-seqread (README: every fsync is one
+// 16 KiB WS of fio, then jbd2's commit: journal blocks, then the commit
+// block, PREFLUSH|FUA) runs at 1.1 ms a cycle: fio's own completion comes
+// 1 ms before its next write, jbd2's 0.3 ms before its journal blocks. Each
+// of fio's 2,139 fsync writes but the first few is released by jbd2's
+// commit, and each commit's first journal block by fio's write; the
+// commit block by jbd2's own journal blocks, all of them (step 3b), not by
+// the completion its depth of five would name.
+func TestFsyncChainEdges(t *testing.T) {
+	recs := captureRecords(t, "recorded-fs", "fs-bfq-fsync-vs-seqread")
+	const fio, jbd2 = 23871, 23778
+	var ws, wsEdge, commits, commitAll, first, firstEdge int
+	for i := range recs {
+		r := &recs[i]
+		switch {
+		case r.PID == fio && r.Cat.RWBS(r.Bytes) == "WS":
+			ws++
+			if r.after != nil && r.after.PID == jbd2 && r.after.Cat&trace.CatFlush != 0 {
+				wsEdge++
+			}
+		case r.PID == jbd2 && r.Cat&trace.CatFlush != 0:
+			commits++
+			if r.DepCount == int64(r.Index) {
+				commitAll++
+			}
+		case r.PID == jbd2 && r.Dep >= 0:
+			first++
+			if r.after != nil && r.after.PID == fio {
+				firstEdge++
+			}
+		}
+	}
+	t.Logf("fio WS %d, released by jbd2's commit %d; jbd2 commits %d, after all its I/O %d; first journal blocks %d, released by fio %d",
+		ws, wsEdge, commits, commitAll, first, firstEdge)
+	if ws != 2139 || commits != 2139 {
+		t.Fatalf("%d fio WS and %d commit blocks, want the capture's 2139 and 2139", ws, commits)
+	}
+	if wsEdge < ws*99/100 {
+		t.Errorf("%d of %d fio fsync writes released by jbd2's commit, want at least 99%%", wsEdge, ws)
+	}
+	if commitAll < commits*99/100 {
+		t.Errorf("%d of %d commit blocks wait for all of jbd2's earlier bios, want at least 99%%", commitAll, commits)
+	}
+	if firstEdge < first*99/100 {
+		t.Errorf("%d of %d commits' first journal blocks released by fio's write, want at least 99%%", firstEdge, first)
+	}
+}
+
+// Eight fio processes writing 4 KiB at random with O_DIRECT
+// (c-bfq-8randwrite-root) are independent: one's completion is followed by
+// another's write by coincidence, for under 1 % of its writes, which step
+// 6 must not take as an edge.
+func TestNoEdgesBetweenIndependentWriters(t *testing.T) {
+	recs := captureRecords(t, "recorded", "c-bfq-8randwrite-root")
+	n := 0
+	for i := range recs {
+		if recs[i].after != nil {
+			n++
+		}
+	}
+	if n != 0 {
+		t.Errorf("%d cross-process edges among %d independent writes, want none", n, len(recs))
+	}
+}
