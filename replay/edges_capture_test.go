@@ -99,3 +99,35 @@ func TestNoEdgesBetweenIndependentWriters(t *testing.T) {
 		t.Errorf("%d cross-process edges among %d independent writes, want none", n, len(recs))
 	}
 }
+
+// g-bfq-large-nomsg: fio's cg2 job (pid 21857, rate_iops 12000, iodepth
+// 16) queued 6182192 at 1.931853924 s, its third read in flight; BFQ
+// held the three (D at 1.939869214, 8 ms later, while it served cg1 after
+// cg2's budget timeout) and fio, draining its I/O before its rate sleep,
+// queued 4211904 at 1.940058320, 88.677 us after 6182192 completed at
+// 1.939969643 and with nothing in flight. Step 3c: that read waited for
+// all its process's I/O, not for the completion that freed its depth
+// long before; step 3 would replay the hold as 8 ms of think time.
+func TestHeldWaitIsNotThinkTime(t *testing.T) {
+	recs := captureRecords(t, "recorded", "g-bfq-large-nomsg")
+	const cg2 = 21857
+	var r, prev *Record
+	for i := range recs {
+		if recs[i].PID == cg2 && recs[i].Sector == 4211904 && recs[i].Queue == 1_940_058_320 {
+			r = &recs[i]
+		}
+		if recs[i].PID == cg2 && recs[i].Sector == 6182192 && recs[i].Queue == 1_931_853_924 {
+			prev = &recs[i]
+		}
+	}
+	if r == nil || prev == nil {
+		t.Fatal("the capture's reads 4211904 at 1.940058320 s or 6182192 at 1.931853924 s of pid 21857 not found")
+	}
+	if prev.Issue != 1_939_869_214 || prev.Done != 1_939_969_643 {
+		t.Fatalf("6182192: D %d C %d, want the capture's 1939869214 and 1939969643", prev.Issue, prev.Done)
+	}
+	if r.Dep != int64(prev.Index) || r.DepCount != int64(r.Index) || r.Think != 88_677 {
+		t.Errorf("4211904: Dep %d DepCount %d Think %d ns, want Dep %d (6182192), DepCount %d (every earlier read) and Think 88677",
+			r.Dep, r.DepCount, r.Think, prev.Index, r.Index)
+	}
+}

@@ -147,7 +147,13 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     p's in flight waited for all of p's I/O, not for depth (jbd2's
 //     commit block after its five journal blocks, which make its depth
 //     five): DepCount is every completion p had seen (k) and Think is
-//     Q_k - C_j.
+//     Q_k - C_j. So does any bio queued with nothing of p's in flight
+//     when the depth it needed was free before Q_{k-1} (p was not at its
+//     depth) and p's bio j had waited 1 ms or more from Q to D (held by
+//     the scheduler): p waited for that held I/O (fio's rate limiter
+//     drains its I/O before it sleeps; g-bfq-large-nomsg, where BFQ holds
+//     the rate-limited job's reads 8 ms at each budget timeout), and the
+//     hold, the source scheduler's, is not replayed as p's think time.
 //  4. Otherwise p submitted bio k right after bio k-1 (within a batch, or
 //     before anything completed): Dep = -1, Think = Q_k - Q_{k-1}; in the
 //     replay it arrives Think after bio k-1's replayed arrival, and not
@@ -468,13 +474,15 @@ func (f *inferrer) infer(r *Record) {
 		r.Dep, r.Think = int64(p.latestR.Index), r.Queue-p.latestC
 		p.wake = r.Think
 		if i := r.DepCount - p.passedBase; r.DepCount > 0 && i >= 0 && i < int64(len(p.passedAt)) {
-			if inflightBefore == 0 && syncWrite(r.Cat) {
+			if inflightBefore == 0 && (syncWrite(r.Cat) || p.heldWait(p.passedAt[i])) {
 				// Step 3b: a synchronous write queued only once all its
 				// process's I/O had completed waited for that I/O, not
 				// for depth (jbd2's commit block after its journal
-				// blocks, five or six of them in flight together). A
-				// reader at full depth that reaps late (fio, CPU-bound)
-				// keeps step 3.
+				// blocks, five or six of them in flight together). So
+				// did a bio whose depth was free before the previous
+				// one's Q while the scheduler held the latest I/O it
+				// saw complete (step 3c). A reader at full depth that
+				// reaps late (fio, CPU-bound) keeps step 3.
 				r.DepCount = p.passed
 			} else {
 				r.Think = r.Queue - p.passedAt[i]
@@ -522,6 +530,28 @@ func (f *inferrer) infer(r *Record) {
 		}
 	}
 }
+
+// heldWait reports step 3c for a bio queued with nothing of its process
+// in flight, freed is the capture's completion that gave it its depth:
+// the process was not at its depth (freed came before its previous bio's
+// Q) and its latest completed bio had waited minHeld or more from Q to D,
+// held by the scheduler. It waited for that I/O: fio's rate limiter
+// drains its in-flight I/O before it sleeps (io_u_quiesce), and in
+// g-bfq-large-nomsg BFQ holds cg2's last three reads 8 ms at each of its
+// budget timeouts while it serves cg1; fio queues again 89 us after the
+// last of them completes. Step 3 would replay that hold, the source
+// scheduler's, as 8 ms of the process's own think time from the old
+// completion (issue 10, item 4, as for step 5's tag sleeps).
+func (p *inferProc) heldWait(freed trace.Time) bool {
+	j := p.latestR
+	return freed < p.lastQ && j != nil && j.Issue.Valid() && j.Issue-j.Queue >= minHeld
+}
+
+// minHeld: the Q to D wait from which step 3c takes a bio as held by the
+// scheduler rather than dispatched at once (BFQ serving another queue,
+// mq-deadline's batches): far above a dispatch's own cost, a few
+// microseconds, and below a slice_idle or a budget timeout.
+const minHeld = trace.Time(1_000_000)
 
 type doneMark struct {
 	t trace.Time
