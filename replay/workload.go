@@ -143,8 +143,8 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     DepCount is 0). For a process of depth 1 both are its previous
 //     bio's completion; for a batching submitter (fio reaping several
 //     completions before submitting again) the delay it showed after the
-//     depth freed up is kept. A synchronous write queued with nothing of
-//     p's in flight waited for all of p's I/O, not for depth (jbd2's
+//     depth freed up is kept. A FUA or PREFLUSH write queued with nothing
+//     of p's in flight waited for all of p's I/O, not for depth (jbd2's
 //     commit block after its five journal blocks, which make its depth
 //     five): DepCount is every completion p had seen (k) and Think is
 //     Q_k - C_j. So does any bio queued with nothing of p's in flight
@@ -412,6 +412,18 @@ func syncWrite(cat trace.Category) bool {
 	return cat.IsWrite() && cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) != 0
 }
 
+// orderedWrite reports whether cat is a FUA or PREFLUSH write: a journal
+// commit record (jbd2_journal_commit_transaction submits it once the
+// transaction's journal blocks have completed), an fsync's flush, an
+// O_DSYNC write, each ordered after the writes its process saw complete.
+// A plain REQ_SYNC write (O_DIRECT, a journal block) is not: fio's direct
+// writers keep their depth in flight and reap late (f-kyber-mixed,
+// raw-sweep-none: taking their writes as waiting for all their I/O moved
+// them 5 and 9 points).
+func orderedWrite(cat trace.Category) bool {
+	return cat.IsWrite() && cat&(trace.CatFUA|trace.CatFlush) != 0
+}
+
 // passGlobal moves the completions at or before t to last.
 func (f *inferrer) passGlobal(t trace.Time) {
 	for len(f.pending) > 0 && f.pending[0].t <= t {
@@ -474,15 +486,16 @@ func (f *inferrer) infer(r *Record) {
 		r.Dep, r.Think = int64(p.latestR.Index), r.Queue-p.latestC
 		p.wake = r.Think
 		if i := r.DepCount - p.passedBase; r.DepCount > 0 && i >= 0 && i < int64(len(p.passedAt)) {
-			if inflightBefore == 0 && (syncWrite(r.Cat) || p.heldWait(p.passedAt[i])) {
-				// Step 3b: a synchronous write queued only once all its
-				// process's I/O had completed waited for that I/O, not
-				// for depth (jbd2's commit block after its journal
+			if inflightBefore == 0 && (orderedWrite(r.Cat) || p.heldWait(p.passedAt[i])) {
+				// Step 3b: a FUA or PREFLUSH write queued only once all
+				// its process's I/O had completed waited for that I/O,
+				// not for depth (jbd2's commit block after its journal
 				// blocks, five or six of them in flight together). So
 				// did a bio whose depth was free before the previous
 				// one's Q while the scheduler held the latest I/O it
-				// saw complete (step 3c). A reader at full depth that
-				// reaps late (fio, CPU-bound) keeps step 3.
+				// saw complete (step 3c). A reader or a direct writer
+				// at full depth that reaps late (fio, CPU-bound) keeps
+				// step 3.
 				r.DepCount = p.passed
 			} else {
 				r.Think = r.Queue - p.passedAt[i]
