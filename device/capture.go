@@ -93,9 +93,12 @@ func prepare(reqs []trace.Request) *capture {
 		}
 		// A request with no Q still has a D2C when its D and C are in the
 		// capture (a D/C-only capture like public/keks-discard, or I/O queued
-		// before the capture started); the kernel's own flushes and
-		// passthrough requests are not the device's ordinary service.
-		kernelMade := r.Cat&trace.CatPC != 0 || (r.Bytes == 0 && r.Cat&trace.CatFlush != 0)
+		// before the capture started); passthrough requests are not the
+		// device's ordinary service. The flush machinery's own flushes
+		// (REQ_OP_FLUSH, no Q: blk_kick_flush) are: they are what the
+		// "other" class (flushLatency) is fitted on, and a replay issues
+		// one wherever the kernel did.
+		kernelMade := r.Cat&trace.CatPC != 0
 		ok := r.Issue.Valid() && r.Complete.Valid() && r.Complete >= r.Issue && (r.Flags&trace.FlagNoQueue == 0 || !kernelMade)
 		hasSample = append(hasSample, ok)
 		if ok {

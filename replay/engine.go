@@ -1012,7 +1012,16 @@ func (e *Engine) complete(rq *Request) {
 		return
 	case rq.eng.flushSeq && rq.eng.fseq&fseqData == 0:
 		// mq_flush_data_end_io: the data phase is done; the request
-		// completes when its sequence does.
+		// completes when its sequence does. A blk-mq elevator (one that
+		// takes at-head inserts) is told now: __blk_mq_end_request calls
+		// blk_mq_finish_request, the elevator's finish_request, before
+		// the end_io that moves the sequence on (6.x; BFQ logs its
+		// put_queue at the data's C, fs-bfq-fsync-vs-seqread), and only
+		// once (RQF_USE_SCHED is cleared).
+		if _, mq := e.sched.(AtHeadInserter); mq && rq.eng.schedSaw {
+			e.sched.Completed(e.now, rq)
+			rq.eng.schedSaw = false
+		}
 		e.emitRq(trace.ActionComplete, rq, rq.PID, trace.CatComplete)
 		e.fq.dataInFlight--
 		e.flushSeq(rq, fseqData)

@@ -208,6 +208,7 @@ func (e *Engine) insertAtHead(rq *Request) {
 	}
 	if h, ok := e.sched.(AtHeadInserter); ok && e.elev {
 		rq.eng.held = true
+		rq.eng.schedSaw = true
 		e.held++
 		h.InsertAtHead(e.now, rq)
 	} else {

@@ -110,3 +110,51 @@ func TestFlushesShared(t *testing.T) {
 		t.Errorf("FUA: %d flushes, %d requests; want 2, 5", res.Flushes, res.Requests)
 	}
 }
+
+// finishRecorder is mq-deadline with the time of each Completed call.
+type finishRecorder struct {
+	replay.Scheduler
+	at map[uint64]trace.Time
+}
+
+func (f *finishRecorder) InsertAtHead(now trace.Time, rq *replay.Request) {
+	f.Scheduler.(replay.AtHeadInserter).InsertAtHead(now, rq)
+}
+
+func (f *finishRecorder) Completed(now trace.Time, rq *replay.Request) {
+	f.at[rq.ID] = now
+	f.Scheduler.Completed(now, rq)
+}
+
+// TestFlushDataFinishedAtItsCompletion: a blk-mq elevator is told a flush
+// sequence's data phase is finished when the data completes, before the
+// postflush: __blk_mq_end_request calls blk_mq_finish_request (the
+// elevator's finish_request, once: RQF_USE_SCHED is cleared) before the
+// end_io that moves the sequence on. fs-bfq-fsync-vs-seqread shows BFQ's
+// put_queue for jbd2's commit block at its data's C (1.000635 s), 0.3 ms
+// before the postflush completes. Serial 100 us device: preflush 0-100,
+// data 100-200, postflush 200-300.
+func TestFlushDataFinishedAtItsCompletion(t *testing.T) {
+	recs := []replay.Record{{PID: 7, Sector: 3932408, Bytes: 4096, Cat: commitCat, Queue: 0}}
+	w, err := replay.NewWorkloadFromRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &finishRecorder{at: map[uint64]trace.Time{}}
+	_, err = replay.Run(w, replay.Config{NewScheduler: func(h replay.Host) (replay.Scheduler, error) {
+		s, err := newMQDL(h)
+		rec.Scheduler = s
+		return rec, err
+	}, Device: &serialDevice{lat: 100_000}, Queue: replay.Queue{Depth: 4, WriteCache: replay.WriteBack}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.at) != 1 {
+		t.Fatalf("Completed called for %d requests, want the commit block's once", len(rec.at))
+	}
+	for id, at := range rec.at {
+		if at != 200_000 {
+			t.Errorf("request %d finished at %v, want its data's completion at 200 us", id, at)
+		}
+	}
+}

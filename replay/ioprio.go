@@ -80,3 +80,22 @@ func NiceIOPrio(nice int, realtime, idle bool) IOPrio {
 	}
 	return IOPrio{Class: IOPrioBE, Level: uint8((nice + 20) / 5)}
 }
+
+// JournalIOPrio is the I/O priority ext4 gives its journal thread
+// (jbd2/DEV-N): the journal_ioprio mount option's default,
+// IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3) (DEFAULT_JOURNAL_IOPRIO in
+// fs/ext4/ext4.h, set_task_ioprio on the thread); BFQ logs its queue with
+// weight 50 (fs-bfq-fsync-vs-seqread: "calc_finish: serv 8874, w 50").
+var JournalIOPrio = IOPrio{Class: IOPrioBE, Level: 3}
+
+// IOPrioFor is IOPrioOf for a process named comm: a process given no I/O
+// priority that is a jbd2 journal thread has JournalIOPrio.
+func (o Options) IOPrioFor(pid uint32, comm string) IOPrio {
+	if p, ok := o.IOPrio[pid]; ok && p.Class != IOPrioNone {
+		return p
+	}
+	if strings.HasPrefix(comm, "jbd2/") {
+		return JournalIOPrio
+	}
+	return DefaultIOPrio
+}

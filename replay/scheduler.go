@@ -212,6 +212,11 @@ type Options struct {
 	// manifest's process list; NiceIOPrio for a nice value); a process not
 	// listed has DefaultIOPrio.
 	IOPrio map[uint32]IOPrio
+	// Warm is the state the scheduler had when the capture began, as its
+	// own messages show it, for a capture replayed through the scheduler
+	// it was recorded under (BFQ: "max_budget", the auto-tuned
+	// bfq_max_budget in sectors); nil: a scheduler just initialised.
+	Warm map[string]int64
 }
 
 // IOPrioOf returns pid's I/O priority in o.

@@ -143,7 +143,17 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     DepCount is 0). For a process of depth 1 both are its previous
 //     bio's completion; for a batching submitter (fio reaping several
 //     completions before submitting again) the delay it showed after the
-//     depth freed up is kept.
+//     depth freed up is kept. A FUA or PREFLUSH write queued with nothing
+//     of p's in flight waited for all of p's I/O, not for depth (jbd2's
+//     commit block after its five journal blocks, which make its depth
+//     five): DepCount is every completion p had seen (k) and Think is
+//     Q_k - C_j. So does any bio queued with nothing of p's in flight
+//     when the depth it needed was free before Q_{k-1} (p was not at its
+//     depth) and p's bio j had waited 1 ms or more from Q to D (held by
+//     the scheduler): p waited for that held I/O (fio's rate limiter
+//     drains its I/O before it sleeps; g-bfq-large-nomsg, where BFQ holds
+//     the rate-limited job's reads 8 ms at each budget timeout), and the
+//     hold, the source scheduler's, is not replayed as p's think time.
 //  4. Otherwise p submitted bio k right after bio k-1 (within a batch, or
 //     before anything completed): Dep = -1, Think = Q_k - Q_{k-1}; in the
 //     replay it arrives Think after bio k-1's replayed arrival, and not
@@ -162,19 +172,24 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     bfq_limit_depth, mq-deadline's async_depth), not the process's, and
 //     the replay's queue makes it sleep, or not, itself.
 //  6. Cross-process edges. A synchronous write (REQ_SYNC, FUA or flush)
-//     whose process had nothing in flight, had
-//     seen no completion of its own for crossIdle (1.5 ms) or more, and was
-//     queued within a quarter of that idle time after the completion of
-//     another process's synchronous write (REQ_SYNC, FUA or flush: an
-//     fsync's data, a journal commit, a WAL flush) was released by that
-//     completion: fio's fsync write completes, jbd2 commits; jbd2's commit
-//     completes, the fsync returns and fio writes again. Once a pair
-//     (releaser, released) has been seen crossRepeat (2) times, each
-//     later such bio waits, in the replay, for the predicted completion of
-//     that very bio of the other process plus the captured delay, instead
-//     of its own think time (still needing its DepCount own completions).
-//     Async writes stay Open: writeback driven by the flusher's timer or
-//     dirty thresholds arrives at its captured time.
+//     whose process had nothing in flight was released by another
+//     process's completion when, since the process's own latest completion
+//     and its previous bio's Q (whichever came later), another process's
+//     synchronous write (an fsync's data, a journal commit, a WAL flush)
+//     was queued and completed, and the bio came within half the time
+//     since then after that completion: fio's fsync write completes,
+//     jbd2 commits; jbd2's commit completes, the fsync returns and fio
+//     writes again. Once a pair (releaser, released) has been seen
+//     crossRepeat (2) times, and while it accounts for at least
+//     1/crossShare (1/4) of the released process's synchronous writes
+//     queued with nothing in flight, each later such bio waits, in the
+//     replay, for the predicted completion of that very bio of the other
+//     process plus the captured delay, instead of its own think time
+//     (still needing its DepCount own completions). Independent writers
+//     release each other by coincidence for under 1 % of their writes
+//     (c-bfq-8randwrite-root) and get no edge. Async writes stay Open:
+//     writeback driven by the flusher's timer or dirty thresholds arrives
+//     at its captured time.
 //
 // What transfers across schedulers (issue 10, item 4): a wait for a
 // completion, its own or another process's, is replayed as a wait for the
@@ -352,6 +367,7 @@ type inferrer struct {
 	pending doneHeap
 	last    [2]doneMark
 	pairs   map[[2]uint32]int // cross-process releases seen, by (releaser, released)
+	cand    map[uint32]int    // sync writes queued with nothing in flight, by process
 }
 
 type inferProc struct {
@@ -371,7 +387,7 @@ type inferProc struct {
 }
 
 func newInferrer() *inferrer {
-	return &inferrer{procs: map[uint32]*inferProc{}, pairs: map[[2]uint32]int{},
+	return &inferrer{procs: map[uint32]*inferProc{}, pairs: map[[2]uint32]int{}, cand: map[uint32]int{},
 		last: [2]doneMark{{t: trace.NoTime}, {t: trace.NoTime}}}
 }
 
@@ -382,14 +398,17 @@ const minTagSleep = trace.Time(50_000)
 
 // Cross-process edges (step 6 of the rule on Workload).
 const (
-	// crossIdle: a process is taken to wait for another's completion only
-	// after this long without a completion of its own (1 ms also caught
-	// coincidences in fs-mqdl-pgbench: its cgroup bandwidth fell from
-	// -3.4% to -5.7%; 1.5 ms keeps it at -4.5%).
-	crossIdle = trace.Time(1_500_000)
 	// crossRepeat: the releases of one process by another seen before one
 	// is replayed as an edge.
 	crossRepeat = 2
+	// crossShare: an edge is replayed only while the pair accounts for at
+	// least 1/crossShare of the released process's synchronous writes
+	// queued with nothing in flight: fio's fsync writes are all released
+	// by jbd2 and jbd2's journal blocks (half its writes, the other half
+	// its commit blocks) by fio, while eight independent direct writers
+	// (c-bfq-8randwrite-root) release each other by coincidence for
+	// under 1 % of their writes.
+	crossShare = 4
 )
 
 // syncWrite reports whether cat is a synchronous write (REQ_SYNC, FUA or
@@ -398,6 +417,18 @@ const (
 // releasing another process.
 func syncWrite(cat trace.Category) bool {
 	return cat.IsWrite() && cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) != 0
+}
+
+// orderedWrite reports whether cat is a FUA or PREFLUSH write: a journal
+// commit record (jbd2_journal_commit_transaction submits it once the
+// transaction's journal blocks have completed), an fsync's flush, an
+// O_DSYNC write, each ordered after the writes its process saw complete.
+// A plain REQ_SYNC write (O_DIRECT, a journal block) is not: fio's direct
+// writers keep their depth in flight and reap late (f-kyber-mixed,
+// raw-sweep-none: taking their writes as waiting for all their I/O moved
+// them 5 and 9 points).
+func orderedWrite(cat trace.Category) bool {
+	return cat.IsWrite() && cat&(trace.CatFUA|trace.CatFlush) != 0
 }
 
 // passGlobal moves the completions at or before t to last.
@@ -462,7 +493,20 @@ func (f *inferrer) infer(r *Record) {
 		r.Dep, r.Think = int64(p.latestR.Index), r.Queue-p.latestC
 		p.wake = r.Think
 		if i := r.DepCount - p.passedBase; r.DepCount > 0 && i >= 0 && i < int64(len(p.passedAt)) {
-			r.Think = r.Queue - p.passedAt[i]
+			if inflightBefore == 0 && (orderedWrite(r.Cat) || p.heldWait(p.passedAt[i])) {
+				// Step 3b: a FUA or PREFLUSH write queued only once all
+				// its process's I/O had completed waited for that I/O,
+				// not for depth (jbd2's commit block after its journal
+				// blocks, five or six of them in flight together). So
+				// did a bio whose depth was free before the previous
+				// one's Q while the scheduler held the latest I/O it
+				// saw complete (step 3c). A reader or a direct writer
+				// at full depth that reaps late (fio, CPU-bound) keeps
+				// step 3.
+				r.DepCount = p.passed
+			} else {
+				r.Think = r.Queue - p.passedAt[i]
+			}
 		} else if r.DepCount > p.passed {
 			r.Think = 0 // the depth it needs freed up only after Q_k in the capture
 		}
@@ -481,10 +525,11 @@ func (f *inferrer) infer(r *Record) {
 	}
 	if !r.Open && inflightBefore == 0 && syncWrite(r.Cat) {
 		// Step 6: released by another process's completion.
-		if x := f.releaser(r.PID); x.r != nil && syncWrite(x.r.Cat) && (!ownLatest.Valid() || x.t > ownLatest) &&
-			(!ownLatest.Valid() || r.Queue-ownLatest >= crossIdle) && 4*(r.Queue-x.t) <= r.Queue-max(ownLatest, p.lastQ) {
+		f.cand[r.PID]++
+		since := max(ownLatest, p.lastQ)
+		if x := f.releaser(r.PID); x.r != nil && x.r.Queue >= since && 2*(r.Queue-x.t) <= r.Queue-since {
 			k := [2]uint32{x.r.PID, r.PID}
-			if f.pairs[k] >= crossRepeat {
+			if f.pairs[k] >= crossRepeat && crossShare*f.pairs[k] >= f.cand[r.PID] {
 				r.after, r.afterDelay = x.r, r.Queue-x.t
 			}
 			f.pairs[k]++
@@ -500,9 +545,33 @@ func (f *inferrer) infer(r *Record) {
 	}
 	if r.Done.Valid() {
 		p.pending.push(doneMark{r.Done, r})
-		f.pending.push(doneMark{r.Done, r})
+		if syncWrite(r.Cat) {
+			f.pending.push(doneMark{r.Done, r})
+		}
 	}
 }
+
+// heldWait reports step 3c for a bio queued with nothing of its process
+// in flight, freed is the capture's completion that gave it its depth:
+// the process was not at its depth (freed came before its previous bio's
+// Q) and its latest completed bio had waited minHeld or more from Q to D,
+// held by the scheduler. It waited for that I/O: fio's rate limiter
+// drains its in-flight I/O before it sleeps (io_u_quiesce), and in
+// g-bfq-large-nomsg BFQ holds cg2's last three reads 8 ms at each of its
+// budget timeouts while it serves cg1; fio queues again 89 us after the
+// last of them completes. Step 3 would replay that hold, the source
+// scheduler's, as 8 ms of the process's own think time from the old
+// completion (issue 10, item 4, as for step 5's tag sleeps).
+func (p *inferProc) heldWait(freed trace.Time) bool {
+	j := p.latestR
+	return freed < p.lastQ && j != nil && j.Issue.Valid() && j.Issue-j.Queue >= minHeld
+}
+
+// minHeld: the Q to D wait from which step 3c takes a bio as held by the
+// scheduler rather than dispatched at once (BFQ serving another queue,
+// mq-deadline's batches): far above a dispatch's own cost, a few
+// microseconds, and below a slice_idle or a budget timeout.
+const minHeld = trace.Time(1_000_000)
 
 type doneMark struct {
 	t trace.Time

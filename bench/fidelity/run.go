@@ -178,6 +178,17 @@ type figures struct {
 // run replays a loaded capture through s and diffs the prediction.
 func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	so := replay.Options{Set: s.Set, Weights: s.Weights, CgroupPaths: l.paths, Kernel: s.Kernel, HZ: 250}
+	if s.Model == "bfq" {
+		i := 0
+		so.Warm = bfq.WarmFrom(func() (string, string, bool) {
+			if i >= len(l.real.Messages) {
+				return "", "", false
+			}
+			m := &l.real.Messages[i].Msg
+			i++
+			return m.Sched, m.Body, true
+		})
+	}
 	var cfqSched *cfq.Scheduler
 	newSched := func(h replay.Host) (replay.Scheduler, error) {
 		switch s.Model {

@@ -17,6 +17,7 @@ import (
 	"github.com/tracesched/tracesched/internal/pipeline"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/report"
+	"github.com/tracesched/tracesched/scheduler/bfq"
 	"github.com/tracesched/tracesched/trace"
 	"github.com/tracesched/tracesched/trace/arrowfile"
 	"github.com/tracesched/tracesched/tui"
@@ -333,6 +334,14 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		kernel = model.kernel
 	}
 	so := replay.Options{Set: ioschedSets(sets), Weights: weights, CgroupPaths: meta.Cgroups, Kernel: kernel, Features: features, HZ: opts.hz, IOPrio: ioprios}
+	if model.name == "bfq" {
+		// A BFQ capture shows the state its scheduler had run into
+		// before tracing began (the auto-tuned max budget).
+		so.Warm = bfqWarm(realSide)
+		if mb := so.Warm["max_budget"]; mb > 0 {
+			fmt.Fprintf(ios.ErrOut, "tracesched: bfq starts as the capture's did: max_budget %d sectors (its first recalc_budg message)\n", mb)
+		}
+	}
 	// What the replay changes (the what-if), known before it runs: it
 	// decides --work auto.
 	var do diff.Options
@@ -545,4 +554,17 @@ func parseIOPrios(args []string) (map[uint32]replay.IOPrio, error) {
 		out[uint32(pid)] = p
 	}
 	return out, nil
+}
+
+// bfqWarm is bfq.WarmFrom over a side's messages.
+func bfqWarm(side *diff.Side) map[string]int64 {
+	i := 0
+	return bfq.WarmFrom(func() (string, string, bool) {
+		if i >= len(side.Messages) {
+			return "", "", false
+		}
+		m := &side.Messages[i].Msg
+		i++
+		return m.Sched, m.Body, true
+	})
 }

@@ -111,6 +111,7 @@ type Scheduler struct {
 	paths  map[uint64]string
 	wts    map[uint64]int
 	bics   map[uint32]*bic
+	comms  map[uint32]string // process names, from their first request
 
 	inService *queue
 	busy      [nClasses]int
@@ -154,6 +155,10 @@ type Scheduler struct {
 	lastBfqqCreated      *queue // root-group queues
 	lastCompletedRqBfqq  *queue
 	rqsInjected          bool
+	dispatchList         []*rqState // bfqd->dispatch: at-head inserts, head first
+	waitDispatch         bool       // sample the next dispatched request (wait_dispatch)
+	waitedRq             *rqState   // the request whose total service time is sampled
+	lastEmptyOccupiedNs  int64
 	activeList           []*queue // bfqd->active_list, most recent first
 	idleTimerQ           *queue
 	seq                  uint64
@@ -177,6 +182,7 @@ type bic struct {
 	q            [2]*queue // [async, sync]
 	stablyMerged bool
 	stableMerge  *queue // stable_merge_bfqq
+	requests     int    // requests allocated and not finished (bic->requests, 6.x)
 	saved        savedState
 	exited       bool
 }
@@ -243,6 +249,7 @@ func New(h replay.Host, o replay.Options) (*Scheduler, error) {
 		logLevel:    logDecisions,
 		groups:      map[uint64]*group{},
 		bics:        map[uint32]*bic{},
+		comms:       map[uint32]string{},
 		paths:       o.CgroupPaths,
 		wts:         map[uint64]int{},
 		hwTag:       -1,
@@ -274,6 +281,18 @@ func New(h replay.Host, o replay.Options) (*Scheduler, error) {
 	s.rateDurProd = uint64(refRate[nonrot]) * uint64(refWrDuration[nonrot])
 	if s.userMaxBudget > 0 {
 		s.maxBudget = s.userMaxBudget
+	} else if mb := o.Warm["max_budget"]; mb > 0 {
+		// A scheduler that has run before the capture: its peak rate
+		// estimated (bfq_max_budget = peak_rate * timeout) and enough
+		// budgets assigned (bfq_stats_min_budgets) for bfq_max_budget()
+		// and bfq_min_budget() to use it; budgets_assigned converges to
+		// 256 ((x*7 + 256) / 8).
+		s.maxBudget = int(mb)
+		s.budgetsAssigned = 256
+		// The peak rate whose bfq_calc_max_budget gives mb back (rounded
+		// up: the rate is kept to 1/65536 sector/us).
+		to := uint64(s.jiffiesToMsecs(s.timeoutJ)) * 1000
+		s.peakRate = uint32(max((uint64(mb)<<rateShift+to-1)/to, 1))
 	}
 	s.root = &group{id: 0, path: "/"}
 	s.root.sd.owner = s.root
@@ -534,4 +553,48 @@ type Stats struct {
 func (s *Scheduler) Stats() Stats {
 	return Stats{Dispatched: s.totalDispatched, Expirations: s.totalExpirations, Merges: s.totalMerges,
 		Splits: s.totalSplits, IdleArms: s.totalIdleArms, PeakRate: s.peakRate, MaxBudget: s.maxBudget, HWTag: s.hwTag}
+}
+
+// WarmState returns the state a BFQ message of a capture shows the
+// scheduler in, for Options.Warm, and whether body (a message's text after
+// its queue name) shows any: "recalc_budg: last max_budg %d, min budg %d"
+// (__bfq_bfqq_recalc_budget) gives bfq_min_budget, bfq_max_budget/32 once
+// bfq_stats_min_budgets budgets were assigned; before, the default's
+// (16384/32), which is no news. Callers take the first such message.
+func WarmState(body string) (map[string]int64, bool) {
+	body = strings.TrimSpace(body)
+	const head = "recalc_budg: last max_budg "
+	if !strings.HasPrefix(body, head) {
+		return nil, false
+	}
+	i := strings.Index(body, ", min budg ")
+	if i < 0 {
+		return nil, false
+	}
+	mb, err := strconv.ParseInt(strings.TrimSpace(body[i+len(", min budg "):]), 10, 64)
+	if err != nil || mb <= 0 {
+		return nil, false
+	}
+	if mb == defaultMaxBudget/32 {
+		return nil, true
+	}
+	return map[string]int64{"max_budget": mb * 32}, true
+}
+
+// WarmFrom returns Options.Warm from a capture's messages, given in time
+// order as (scheduler, body) by next until it returns false: the state
+// the first BFQ message that shows any shows, or nil.
+func WarmFrom(next func() (sched, body string, ok bool)) map[string]int64 {
+	for {
+		sched, body, ok := next()
+		if !ok {
+			return nil
+		}
+		if sched != "bfq" {
+			continue
+		}
+		if w, ok := WarmState(body); ok {
+			return w
+		}
+	}
 }

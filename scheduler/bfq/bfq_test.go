@@ -137,6 +137,11 @@ func TestPre62NonRootGroupIdles(t *testing.T) {
 		h := newFakeHost(false, 32, 2*ms)
 		h.parallel = true
 		o := opts(kernel, map[string]string{"low_latency": "0"})
+		// The adaptive inject limit would fill the idle gaps here: on
+		// this device injected requests never slow the in-service
+		// queue's, so bfq_update_inject_limit raises the limit to the
+		// drive's depth. Off, the group-count rule alone decides.
+		o.Features = map[string]bool{"adaptive-inject-limit": false}
 		o.CgroupPaths = map[uint64]string{1: "/", 500: "/tsched-cg1"}
 		newSched(t, h, o)
 		for i := 0; i < 4; i++ {

@@ -528,13 +528,21 @@ keepQueue:
 }
 
 // injectionSource is the plugging branch of bfq_select_queue: the same
-// process's async queue, else bfq_choose_bfqq_for_injection. Waker and
-// woken queues are not modelled.
+// process's async queue, else the waker queue, else the first woken
+// queue (waker feature), else bfq_choose_bfqq_for_injection.
 func (s *Scheduler) injectionSource(in *queue) *queue {
 	if b := in.bic; b != nil {
 		if aq := b.q[0]; aq != nil && aq.busy && aq.nextRq != nil && aq.nextRq.rq.PID == b.pid &&
 			s.servToCharge(aq.nextRq, aq) <= aq.budgetLeft() {
 			return aq
+		}
+	}
+	if s.feat.waker {
+		if s.canInject(in.waker) {
+			return in.waker
+		}
+		if w := in.firstWoken(); s.canInject(w) {
+			return w
 		}
 	}
 	if !s.idlingBoostsThr(in) && (in.wrCoeff == 1 || s.wrBusy > 1 || !in.shortTtime) {
@@ -543,12 +551,16 @@ func (s *Scheduler) injectionSource(in *queue) *queue {
 	return nil
 }
 
-// chooseForInjection is bfq_choose_bfqq_for_injection with the limit
-// frozen at its reset value (the "temporary limit 1" rule adds ns to
-// jiffies in the kernel and practically never fires; it is left out).
+// chooseForInjection is bfq_choose_bfqq_for_injection. Its "temporary
+// limit 1" rule compares jiffies with last_idling_start_jiffies plus
+// bfq_slice_idle, a time in ns: kept as the kernel has it, it practically
+// never fires.
 func (s *Scheduler) chooseForInjection(in *queue) *queue {
 	limit := in.injectLimit
 	alwaysInject := in.wrCoeff == 1 || !in.shortTtime
+	if limit == 0 && in.lastServTimeNs == 0 && in.waitRequest && s.nowJ >= s.lastIdlingStartJ+s.sliceIdle {
+		limit = 1
+	}
 	if s.inDriver >= limit {
 		return nil
 	}
@@ -566,6 +578,8 @@ func (s *Scheduler) chooseForInjection(in *queue) *queue {
 
 // resetInjectLimit is bfq_reset_inject_limit.
 func (s *Scheduler) resetInjectLimit(q *queue) {
+	q.lastServTimeNs = 0
+	s.waitedRq = nil
 	if q.shortTtime {
 		q.injectLimit = 0
 	} else {
@@ -785,7 +799,7 @@ func (s *Scheduler) updateHasShortTtime(q *queue, b *bic) {
 		if s.logLevel >= logAll {
 			s.logq(logAll, q, "update_has_short_ttime: %d", b2i(short))
 		}
-		if s.nowJ >= q.decreaseTimeJ+s.msecsToJiffies(100) || !short {
+		if q.lastServTimeNs == 0 && (s.nowJ >= q.decreaseTimeJ+s.msecsToJiffies(100) || !short) {
 			s.resetInjectLimit(q)
 		}
 	}
@@ -865,8 +879,10 @@ func (s *Scheduler) addRequest(r *rqState, b *bic) {
 	}
 	q.queuedN[b2i(r.sync())]++
 	s.queued++
-	if q.sync && s.nowJ >= q.decreaseTimeJ+s.msecsToJiffies(1000) {
-		s.resetInjectLimit(q)
+	// 6.x: for a sync queue whose process has this request only allocated
+	// (RQ_BIC(rq)->requests <= 1); before, for a sync queue left empty.
+	if q.sync && ((s.feat.waker && (b == nil || b.requests <= 1)) || (!s.feat.waker && q.empty())) {
+		s.injectSampling(q)
 	}
 	if q.sync && !s.feat.ioBoundByCount {
 		s.updateIOIntensity(q)
@@ -918,19 +934,13 @@ func (s *Scheduler) rqEnqueued(q *queue, r *rqState) {
 // merge, think time, seekiness, bfq_add_request, fifo, bfq_rq_enqueued).
 func (s *Scheduler) Insert(now trace.Time, rq *replay.Request) {
 	s.setNow(now)
+	s.noteComm(rq)
 	b := s.bicFor(rq.PID, rq.Cgroup)
 	sync := rq.IsSync()
 	q := s.queueForInsert(b, sync, rq.PID)
-	var r *rqState
-	if n := len(s.rqFree); n > 0 {
-		r = s.rqFree[n-1]
-		s.rqFree = s.rqFree[:n-1]
-		r.rq, r.q = rq, q
-	} else {
-		r = &rqState{rq: rq, q: q}
-	}
-	s.seq++
-	r.seq = s.seq
+	r := s.newRqState(rq, q)
+	r.bic = b
+	b.requests++
 	rq.Sched = r
 	if n := s.setupCooperator(q, r.pos(), true, b); n != nil {
 		if b.q[1] == q {
@@ -953,12 +963,30 @@ func (s *Scheduler) Insert(now trace.Time, rq *replay.Request) {
 	s.h.Kick()
 }
 
+// newRqState returns a fresh per-request state for rq in q.
+func (s *Scheduler) newRqState(rq *replay.Request, q *queue) *rqState {
+	var r *rqState
+	if n := len(s.rqFree); n > 0 {
+		r = s.rqFree[n-1]
+		s.rqFree = s.rqFree[:n-1]
+		r.rq, r.q = rq, q
+	} else {
+		r = &rqState{rq: rq, q: q}
+	}
+	s.seq++
+	r.seq = s.seq
+	return r
+}
+
 // HasWork is bfq_has_work.
-func (s *Scheduler) HasWork(now trace.Time) bool { return s.queued > 0 }
+func (s *Scheduler) HasWork(now trace.Time) bool { return s.queued > 0 || len(s.dispatchList) > 0 }
 
 // Dispatch is bfq_dispatch_request / __bfq_dispatch_request.
 func (s *Scheduler) Dispatch(now trace.Time) *replay.Request {
 	s.setNow(now)
+	if len(s.dispatchList) > 0 {
+		return s.dispatchAtHead()
+	}
 	if s.logLevel >= logAll {
 		s.logd(logAll, "dispatch requests: %d busy queues", s.totBusy())
 	}
@@ -985,6 +1013,10 @@ func (s *Scheduler) dispatchFromQueue(q *queue) *rqState {
 	s.served(q, charge)
 	if s.logLevel >= logAll {
 		s.logq(logAll, q, "bfqq_served %d secs", charge)
+	}
+	if q == s.inService && s.waitDispatch {
+		s.waitDispatch = false
+		s.waitedRq = r
 	}
 	// bfq_dispatch_remove
 	q.dispatched++
@@ -1135,6 +1167,12 @@ func (s *Scheduler) Completed(now trace.Time, rq *replay.Request) {
 		return
 	}
 	q := r.q
+	if r == s.waitedRq && s.feat.adaptiveInject {
+		s.updateInjectLimit(q)
+	}
+	if r.bic != nil {
+		r.bic.requests--
+	}
 	// The request leaves BFQ: recycle its state (nothing points to it once
 	// dispatched: it left the sort list, the fifo and next_rq).
 	rq.Sched = nil
@@ -1154,7 +1192,12 @@ func (s *Scheduler) Completed(now trace.Time, rq *replay.Request) {
 		s.updateRateReset(nil)
 	}
 	s.lastCompletion = int64(now)
-	s.lastCompletedRqBfqq = q
+	// Shared queues are not taken as wakers.
+	if !q.coop {
+		s.lastCompletedRqBfqq = q
+	} else {
+		s.lastCompletedRqBfqq = nil
+	}
 	if q.softrtUpdate && q.dispatched == 0 && q.empty() && q.wrCoeff != wrCoeffDefault {
 		q.softRtNextStart = s.softrtNextStart(q)
 	}
@@ -1371,6 +1414,12 @@ func (s *Scheduler) RequestsMerged(now trace.Time, rq, next *replay.Request) {
 	}
 	if n.inSched {
 		s.removeRequest(n)
+	}
+	// next is freed (blk_mq_free_request -> bfq_finish_requeue_request):
+	// not started, it only leaves its bic's count.
+	if n.bic != nil {
+		n.bic.requests--
+		n.bic = nil
 	}
 }
 

@@ -26,6 +26,9 @@ const DefaultKernel = "6.18"
 type featureSpec struct {
 	Feature
 	since, until string
+	// offByDefault: every preset's kernel has it, but the model leaves it
+	// off unless --feature NAME=on asks (the description says why).
+	offByDefault bool
 }
 
 func kernelIndex(v string) int {
@@ -45,6 +48,8 @@ func featureSpecs() []featureSpec {
 		{Feature: Feature{Name: "ttime-full-slice-threshold", Description: "a queue has a long think time when its mean exceeds slice_idle (5.12 halved the threshold to slice_idle/2)"}, until: "5.11"},
 		{Feature: Feature{Name: "io-bound-by-count", Description: "IO_bound set after 120 requests arriving within the idle window and cleared on TOO_IDLE expiry with service <= 2/10 budget (before bfq_update_io_intensity, 5.12)"}, until: "5.11"},
 		{Feature: Feature{Name: "wr-any-weight", Description: "weight raising also for queues with a non-default weight (5.12 restricted it to new_weight == 40)"}, until: "5.11"},
+		{Feature: Feature{Name: "adaptive-inject-limit", Description: "the inject limit adapts to the total service time of the in-service queue's first requests (bfq_update_inject_limit: +1 while under 1.5x the baseline sampled with nothing in flight, -1 above it; every kernel since 5.2). Off by default: the device models do not slow a request for the injected ones beside it, so the limit climbs to the drive's depth (fs-bfq-writeback: the flusher's root cgroup at 59.8 MiB/s for the real 2.0); off, it stays at its reset value (0 for a short think time, 1 for a long one)"}, offByDefault: true},
+		{Feature: Feature{Name: "waker", Description: "waker and woken queues: a long-think-time sync queue whose process has one request allocated, released three times within 4 ms of another queue's completion (within 128·slice_idle), gets that queue as its waker, whose I/O bfq_select_queue injects first while plugging, then its woken queue's (bfq_check_waker as of 5.17-6.x; older kernels detected wakers otherwise and are modelled without)"}, since: "6.1"},
 		{Feature: Feature{Name: "stable-merge", Description: "stable merge of sync queues created within bfq_burst_interval (180 ms) in the same group: immediate on queueing SSDs, after 600 ms otherwise (bfq_do_or_sched_stable_merge, 5.13)"}, since: "5.13"},
 	}
 }
@@ -88,6 +93,8 @@ type features struct {
 	ioBoundByCount     bool
 	wrAnyWeight        bool
 	stableMerge        bool
+	waker              bool
+	adaptiveInject     bool
 }
 
 func resolveFeatures(kernel string, over map[string]bool) (features, error) {
@@ -99,7 +106,7 @@ func resolveFeatures(kernel string, over map[string]bool) (features, error) {
 	}
 	set := map[string]bool{}
 	for _, fs := range featureSpecs() {
-		set[fs.Name] = fs.has(kernel)
+		set[fs.Name] = fs.has(kernel) && !fs.offByDefault
 	}
 	names := make([]string, 0, len(over))
 	for n := range over {
@@ -124,5 +131,7 @@ func resolveFeatures(kernel string, over map[string]bool) (features, error) {
 		ioBoundByCount:     set["io-bound-by-count"],
 		wrAnyWeight:        set["wr-any-weight"],
 		stableMerge:        set["stable-merge"],
+		waker:              set["waker"],
+		adaptiveInject:     set["adaptive-inject-limit"],
 	}, nil
 }

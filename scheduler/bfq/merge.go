@@ -45,6 +45,7 @@ func (s *Scheduler) queueForInsert(b *bic, sync bool, pid uint32) *queue {
 	} else if sync && q.coop && q.splitCoop && !b.stablyMerged {
 		// "If the queue was seeky for too long, break it apart."
 		s.logq(logDecisions, q, "breaking apart bfqq")
+		waker := wakerAfterSplit(q)
 		if q.inLargeBurst {
 			b.saved.inLargeBurst = true
 		}
@@ -55,6 +56,12 @@ func (s *Scheduler) queueForInsert(b *bic, sync bool, pid uint32) *queue {
 			q.splitTimeJ = s.nowJ
 			s.resumeState(q, b)
 			newQ = true
+			if s.feat.waker {
+				// bfq_get_bfqq_handle_split: the new queue keeps the
+				// shared queue's waker.
+				q.tentativeWaker = nil
+				s.setWaker(q, waker)
+			}
 		}
 	}
 	if newQ && q.justCreated && (s.burstSize > 0 || s.totBusy() == 0) {
@@ -323,6 +330,11 @@ func (s *Scheduler) mergeQueues(b *bic, q *queue) *queue {
 		n.ioBound = true
 	}
 	q.ioBound = false
+	// q's waker may inject for the merged queue's processes too.
+	if s.feat.waker && q.waker != nil && n.waker == nil && q.waker != n {
+		n.tentativeWaker = nil
+		s.setWaker(n, q.waker)
+	}
 	if n.wrCoeff == 1 && q.wrCoeff > 1 {
 		n.wrCoeff = q.wrCoeff
 		n.wrCurMaxTime = q.wrCurMaxTime

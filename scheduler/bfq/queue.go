@@ -65,8 +65,18 @@ type queue struct {
 
 	weightCounter bool // in queue_weights_tree
 
-	injectLimit   int
-	decreaseTimeJ int64
+	injectLimit    int
+	decreaseTimeJ  int64
+	lastServTimeNs int64 // baseline total service time, ns (0: not sampled)
+
+	// waker detection (bfq_check_waker): waker is waker_bfqq,
+	// tentativeWaker tentative_waker_bfqq; woken is woken_list (most
+	// recently added first), wokenOf the queue whose list holds q.
+	waker, tentativeWaker *queue
+	wakerDetections       int
+	wakerDetectionStart   int64 // ns
+	woken                 []*queue
+	wokenOf               *queue
 
 	nameStr string // name() cached for namePid
 	namePid int32
@@ -82,6 +92,7 @@ type rqState struct {
 	fifoNext *rqState
 	inFifo   bool
 	inSched  bool // in the sort list (not yet dispatched)
+	bic      *bic // RQ_BIC: the bic that allocated it (bic->requests)
 }
 
 func (r *rqState) pos() uint64  { return r.rq.Sector }
@@ -366,7 +377,7 @@ type asyncKey struct{ class, level int }
 // (bfq_set_next_ioprio_data: RT and BE keep their level, IDLE gets
 // IOPRIO_NR_LEVELS - 1).
 func (s *Scheduler) prioOf(pid uint32) (class, level int) {
-	p := s.opts.IOPrioOf(pid)
+	p := s.opts.IOPrioFor(pid, s.comms[pid])
 	switch p.Class {
 	case replay.IOPrioRT:
 		return classRT, int(p.Level)
@@ -383,4 +394,11 @@ func (s *Scheduler) asyncKeyOf(pid uint32) asyncKey {
 		return asyncKey{classIdle, 0}
 	}
 	return asyncKey{c, l}
+}
+
+// noteComm remembers the name of rq's process (for its I/O priority).
+func (s *Scheduler) noteComm(rq *replay.Request) {
+	if _, ok := s.comms[rq.PID]; !ok {
+		s.comms[rq.PID] = rq.Comm
+	}
 }
