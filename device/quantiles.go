@@ -40,7 +40,7 @@ func QuantilesOf(xs []float64, n int) Quantiles {
 		panic("device: QuantilesOf with n < 16")
 	}
 	s := slices.Clone(xs)
-	slices.Sort(s)
+	sortFloats(s)
 	last := float64(len(s) - 1)
 	var h qHeap
 	prevP, prevX := 0.0, s[0]

@@ -1,0 +1,83 @@
+package device
+
+import (
+	"math"
+	"slices"
+)
+
+// radixMin is the shortest slice sortFloats sorts by radix; shorter ones
+// go to slices.Sort.
+const radixMin = 1 << 12
+
+// sortFloats sorts xs in increasing order, as slices.Sort does: an LSD
+// radix sort of the values' IEEE 754 bits (mapped so that unsigned order
+// is numeric order), 11 bits a pass, passes skipped where every value
+// shares the digit. Equal values have equal bits, so the result is the
+// same slice slices.Sort makes; a slice holding a NaN or a negative zero
+// (whose place among equal values slices.Sort leaves open) is given to
+// slices.Sort itself.
+func sortFloats(xs []float64) {
+	n := len(xs)
+	if n < radixMin {
+		slices.Sort(xs)
+		return
+	}
+	keys := make([]uint64, n)
+	for i, x := range xs {
+		u := math.Float64bits(x)
+		if x != x || u == 1<<63 {
+			slices.Sort(xs)
+			return
+		}
+		if u>>63 != 0 {
+			u = ^u
+		} else {
+			u |= 1 << 63
+		}
+		keys[i] = u
+	}
+	radixU64(keys)
+	for i, u := range keys {
+		if u>>63 != 0 {
+			u &^= 1 << 63
+		} else {
+			u = ^u
+		}
+		xs[i] = math.Float64frombits(u)
+	}
+}
+
+// radixU64 sorts keys in increasing order (LSD radix, 11-bit digits).
+func radixU64(keys []uint64) {
+	const bits = 11
+	const size = 1 << bits
+	n := len(keys)
+	var counts [6][size]int
+	for _, k := range keys {
+		for p := range 6 {
+			counts[p][(k>>(p*bits))&(size-1)]++
+		}
+	}
+	buf := make([]uint64, n)
+	src, dst := keys, buf
+	for p := range 6 {
+		c := &counts[p]
+		if c[(src[0]>>(p*bits))&(size-1)] == n {
+			continue // every key has this digit
+		}
+		sum := 0
+		for d := range c {
+			c[d], sum = sum, sum+c[d]
+		}
+		shift := uint(p * bits)
+		for _, k := range src {
+			d := (k >> shift) & (size - 1)
+			dst[c[d]] = k
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+}
