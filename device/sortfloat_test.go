@@ -1,10 +1,13 @@
 package device
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // TestSortFloats: sortFloats orders like slices.Sort, bit for bit, on
@@ -38,6 +41,47 @@ func TestSortFloats(t *testing.T) {
 				if math.Float64bits(xs[i]) != math.Float64bits(want[i]) && !(math.IsNaN(xs[i]) && math.IsNaN(want[i])) {
 					t.Fatalf("%s n=%d: at %d got %v, want %v", name, n, i, xs[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// TestSortEvents: the radix path of sortEvents (events in ID order) gives
+// the comparison sort's order, on random events with many equal times,
+// and events out of ID order take the comparison sort.
+func TestSortEvents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{10, radixMin, 3 * radixMin} {
+		for _, inOrder := range []bool{true, false} {
+			ids := make([]uint64, n)
+			var evs []event
+			for i := range ids {
+				ids[i] = uint64(10 * (i + 1))
+				if !inOrder && i%7 == 3 {
+					ids[i] = uint64(rng.IntN(10 * n))
+				}
+				iss := trace.Time(1000 + rng.IntN(n/4+1))
+				evs = append(evs, event{t: iss, req: i})
+				if rng.IntN(8) != 0 {
+					evs = append(evs, event{t: iss + trace.Time(rng.IntN(50)), done: true, req: i})
+				}
+			}
+			want := slices.Clone(evs)
+			slices.SortFunc(want, func(a, b event) int {
+				if a.t != b.t {
+					return cmp.Compare(a.t, b.t)
+				}
+				if a.done != b.done {
+					if a.done {
+						return -1
+					}
+					return 1
+				}
+				return cmp.Compare(ids[a.req], ids[b.req])
+			})
+			sortEvents(evs, ids, 1000)
+			if !slices.Equal(evs, want) {
+				t.Fatalf("n=%d in order %v: the orders differ", n, inOrder)
 			}
 		}
 	}
