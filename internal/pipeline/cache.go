@@ -92,8 +92,8 @@ type entry struct {
 func (c *Cache) Key(reqs []trace.Request, opts device.CalibrateOptions) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "tracesched device cache v%d\nprogram %s\nmodel v%d\n", cacheVersion, c.Program, device.Version)
-	fmt.Fprintf(h, "options %d %d %d %d %d %t %t %d\n", opts.Kind, opts.Seed, opts.Quantiles, opts.SeqWindow,
-		opts.MinRequests, opts.NoBatching, opts.NotRotational, opts.CVSamples)
+	fmt.Fprintf(h, "options %d %d %d %d %d %t %t %d %d\n", opts.Kind, opts.Seed, opts.Quantiles, opts.SeqWindow,
+		opts.MinRequests, opts.NoBatching, opts.NotRotational, opts.CVSamples, opts.FitSamples)
 	fmt.Fprintf(h, "requests %d\n", len(reqs))
 	var buf [8 * 20]byte
 	for i := range reqs {
