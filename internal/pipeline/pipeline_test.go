@@ -123,6 +123,11 @@ func TestCacheKey(t *testing.T) {
 	if c.Key(moved, opts) == k {
 		t.Error("a completion 1 ns later keeps the key")
 	}
+	queued := append([]trace.Request(nil), reqs...)
+	queued[0].Queue--
+	if c.Key(queued, opts) == k {
+		t.Error("a Q 1 ns earlier keeps the key")
+	}
 	if c.Key(reqs[1:], opts) == k {
 		t.Error("a request less keeps the key")
 	}
