@@ -70,6 +70,9 @@ func TestCalibrateCache(t *testing.T) {
 	if !bytes.Equal(saved(t, again.Model), want) {
 		t.Error("the cached model differs from the fitted one")
 	}
+	if cov := device.CoverageOf(reqs); !reflect.DeepEqual(again.Model.Coverage, cov) || !reflect.DeepEqual(fresh.Model.Coverage, cov) {
+		t.Errorf("coverage fitted %+v, cached %+v, want the requests' %+v", fresh.Model.Coverage, again.Model.Coverage, cov)
+	}
 	if again.Fit.Kind != fresh.Fit.Kind || again.Fit.DemeritFraction != fresh.Fit.DemeritFraction ||
 		again.Fit.CV.DemeritFraction != fresh.Fit.CV.DemeritFraction || again.Fit.N != fresh.Fit.N {
 		t.Errorf("cached fit %+v, fitted %+v", again.Fit, fresh.Fit)
