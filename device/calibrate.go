@@ -379,15 +379,23 @@ func d2cs(c *capture) []float64 {
 func window(reqs []trace.Request, c *capture, n int) []trace.Request {
 	lo := (len(c.samples) - n) / 2
 	from, to := c.samples[lo].issue, c.samples[lo+n-1].issue
-	var out []trace.Request
-	for i := range reqs {
-		r := &reqs[i]
+	in := func(r *trace.Request) bool {
 		t := r.Issue
 		if !t.Valid() {
 			t = r.Complete
 		}
-		if t.Valid() && t >= from && t <= to {
-			out = append(out, *r)
+		return t.Valid() && t >= from && t <= to
+	}
+	k := 0
+	for i := range reqs {
+		if in(&reqs[i]) {
+			k++
+		}
+	}
+	out := make([]trace.Request, 0, k)
+	for i := range reqs {
+		if in(&reqs[i]) {
+			out = append(out, reqs[i])
 		}
 	}
 	return out

@@ -94,3 +94,45 @@ func radixU64(keys []uint64) {
 		copy(keys, src)
 	}
 }
+
+// radixPairs sorts keys in increasing order, stably, moving vals with them
+// (LSD radix, 11-bit digits).
+func radixPairs(keys []uint64, vals []int32) {
+	const bits = 11
+	const size = 1 << bits
+	n := len(keys)
+	if n == 0 {
+		return
+	}
+	var counts [6][size]int
+	for _, k := range keys {
+		for p := range 6 {
+			counts[p][(k>>(p*bits))&(size-1)]++
+		}
+	}
+	kbuf := make([]uint64, n)
+	vbuf := make([]int32, n)
+	ks, kd, vs, vd := keys, kbuf, vals, vbuf
+	for p := range 6 {
+		c := &counts[p]
+		if c[(ks[0]>>(p*bits))&(size-1)] == n {
+			continue
+		}
+		sum := 0
+		for d := range c {
+			c[d], sum = sum, sum+c[d]
+		}
+		shift := uint(p * bits)
+		for i, k := range ks {
+			d := (k >> shift) & (size - 1)
+			kd[c[d]] = k
+			vd[c[d]] = vs[i]
+			c[d]++
+		}
+		ks, kd, vs, vd = kd, ks, vd, vs
+	}
+	if &ks[0] != &keys[0] {
+		copy(keys, ks)
+		copy(vals, vs)
+	}
+}
