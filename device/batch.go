@@ -283,9 +283,9 @@ func fitBatching(ss []sample) (*Batching, []int) {
 	if len(leads) == 0 {
 		return nil, all
 	}
-	slices.Sort(leads)
+	sortFloats(leads)
 	b.JoinLead = time.Duration(math.Round(max(quantileSorted(leads, joinLeadQuantile), 0)))
-	slices.Sort(windows)
+	sortFloats(windows)
 	b.JoinWindow = time.Duration(math.Round(quantileSorted(windows, joinWindowQuantile)))
 	b.Drain = time.Duration(math.Round(drainSum / max(drains, 1)))
 	b.JoinedFraction = float64(len(leads)) / float64(len(ss))
@@ -295,8 +295,8 @@ func fitBatching(ss []sample) (*Batching, []int) {
 		b.OpJoinWindow = make([]time.Duration, numOps)
 		for o := range numOps {
 			if len(opLeads[o]) >= 100 {
-				slices.Sort(opLeads[o])
-				slices.Sort(opWindows[o])
+				sortFloats(opLeads[o])
+				sortFloats(opWindows[o])
 				b.OpJoinLead[o] = time.Duration(math.Round(max(quantileSorted(opLeads[o], joinLeadQuantile), 0)))
 				b.OpJoinWindow[o] = time.Duration(math.Round(quantileSorted(opWindows[o], joinWindowQuantile)))
 			}
@@ -328,12 +328,12 @@ type GapProfile struct {
 // between consecutive values of done (any order; ns) shorter than it.
 func gapFractions(done []float64) []float64 {
 	s := slices.Clone(done)
-	slices.Sort(s)
+	sortFloats(s)
 	gaps := make([]float64, 0, max(len(s)-1, 0))
 	for i := 1; i < len(s); i++ {
 		gaps = append(gaps, s[i]-s[i-1])
 	}
-	slices.Sort(gaps)
+	sortFloats(gaps)
 	out := make([]float64, len(gapThresholds))
 	if len(gaps) == 0 {
 		return out

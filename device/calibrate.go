@@ -41,8 +41,14 @@ type CalibrateOptions struct {
 	// more samples, each candidate is fitted and scored on a window of
 	// this many consecutive samples (by issue time) around the capture's
 	// middle instead of all of it (default 1<<18; negative: no bound).
-	// The model returned is always fitted on every sample.
 	CVSamples int
+	// FitSamples bounds the fit (steps 3 and 4): on a capture with more
+	// samples, the model is fitted, scored and its completion gaps
+	// measured on a window of this many consecutive samples (by issue
+	// time) around the capture's middle, which holds the cross-validation's
+	// window, instead of all of it, so that a calibration costs about the
+	// same on any capture (default 1<<19; negative: no bound).
+	FitSamples int
 }
 
 // Fit reports how a model was chosen and how well it reproduces the
@@ -53,7 +59,12 @@ type Fit struct {
 	Kind   Kind `json:"kind"`   // kind of Model
 	Forced bool `json:"forced"` // the kind was forced by CalibrateOptions.Kind
 
-	N       int           `json:"n"`           // requests fitted (issued and completed in the capture)
+	N int `json:"n"` // usable requests (issued and completed in the capture)
+	// Fitted is the samples of the window the model was fitted and scored
+	// on when the capture has more than CalibrateOptions.FitSamples (0:
+	// all N). Demerit, ModelMeanD2C and CompletionGaps are then the
+	// window's.
+	Fitted  int           `json:"fitted,omitempty"`
 	Skipped int           `json:"skipped"`     // requests on the device without both a D and a C, or in flight at the start
 	MeanD2C time.Duration `json:"mean_d2c_ns"` // mean real D2C
 	// ModelMeanD2C is the mean modelled D2C of the same requests (the
@@ -62,7 +73,8 @@ type Fit struct {
 	// faster or slower than the device did.
 	ModelMeanD2C time.Duration `json:"model_mean_d2c_ns"`
 
-	// Demerit compares the capture with the model fitted on all of it.
+	// Demerit compares the capture with the model fitted on all of it (on
+	// the window of Fitted samples).
 	Demerit         time.Duration `json:"demerit_ns"`
 	DemeritFraction float64       `json:"demerit_fraction"` // Demerit / MeanD2C
 
@@ -134,8 +146,12 @@ func (f *Fit) String() string {
 	if f.Forced {
 		how = "forced"
 	}
-	fmt.Fprintf(&b, "model %s (%s), n=%d (skipped %d), mean D2C %v (model %v, %+.1f%%)\n",
-		f.Kind, how, f.N, f.Skipped, f.MeanD2C, f.ModelMeanD2C, 100*(float64(f.ModelMeanD2C)/max(float64(f.MeanD2C), 1)-1))
+	window := ""
+	if f.Fitted > 0 {
+		window = fmt.Sprintf(", fitted on the middle %d", f.Fitted)
+	}
+	fmt.Fprintf(&b, "model %s (%s), n=%d (skipped %d%s), mean D2C %v (model %v, %+.1f%%)\n",
+		f.Kind, how, f.N, f.Skipped, window, f.MeanD2C, f.ModelMeanD2C, 100*(float64(f.ModelMeanD2C)/max(float64(f.MeanD2C), 1)-1))
 	fmt.Fprintf(&b, "demerit %v (%.1f%% of mean), cross-validated %v (%.1f%%; train %d, test %d; the halves differ by %.1f%%)\n",
 		f.Demerit, 100*f.DemeritFraction, f.CV.Demerit, 100*f.CV.DemeritFraction, f.CV.Train, f.CV.Test, 100*f.CV.HalvesFraction)
 	for _, c := range f.Candidates {
@@ -223,7 +239,10 @@ var ErrTooFew = errors.New("too few issued and completed requests to calibrate")
 //     middle (the requests issued within it), so that the cross-validation
 //     costs the same on any capture.
 //  3. The kind with the smaller cross-validated demerit is refitted on all
-//     samples and scored on all of them; rotational only when service
+//     samples and scored on all of them (on a capture of more than
+//     opts.FitSamples samples, on the window of that many consecutive
+//     samples around the middle, the requests issued within it, as for
+//     the cross-validation; Fit.Fitted); rotational only when service
 //     times also grow with seek distance (Fit.SeekCorrelation at least
 //     MinSeekCorrelation), so that a loop or virtual device that a FIFO
 //     server happens to mimic is not called a disk.
@@ -246,6 +265,9 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	if opts.CVSamples == 0 {
 		opts.CVSamples = 1 << 18
 	}
+	if opts.FitSamples == 0 {
+		opts.FitSamples = 1 << 19
+	}
 	c := prepare(reqs)
 	if len(c.samples) < opts.MinRequests {
 		return nil, nil, fmt.Errorf("%w: %d, want %d", ErrTooFew, len(c.samples), opts.MinRequests)
@@ -262,11 +284,7 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	cv, cvReal := c, real
 	if opts.CVSamples > 0 && len(c.samples) > opts.CVSamples {
 		if w := prepare(window(reqs, c, opts.CVSamples)); len(w.samples) >= opts.MinRequests {
-			cv = w
-			cvReal = make([]float64, len(cv.samples))
-			for i, s := range cv.samples {
-				cvReal[i] = s.d2c
-			}
+			cv, cvReal = w, d2cs(w)
 		}
 	}
 	split := cv.samples[0].issue + (cv.samples[len(cv.samples)-1].issue-cv.samples[0].issue)/2
@@ -303,7 +321,13 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	}
 	fit.Kind, fit.CV = best.Kind, best
 
-	// Step 3.
+	// Step 3, on all samples or on the window of FitSamples.
+	if opts.FitSamples > 0 && len(c.samples) > opts.FitSamples {
+		if w := prepare(window(reqs, c, opts.FitSamples)); len(w.samples) >= opts.MinRequests {
+			c, real = w, d2cs(w)
+			fit.Fitted = len(c.samples)
+		}
+	}
 	m := fitKind(best.Kind, c.samples, opts)
 	if err := m.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("internal error: calibrated model invalid: %v", err)
@@ -342,6 +366,15 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	return m, fit, nil
 }
 
+// d2cs returns the real D2C of c's samples, ns.
+func d2cs(c *capture) []float64 {
+	out := make([]float64, len(c.samples))
+	for i, s := range c.samples {
+		out[i] = s.d2c
+	}
+	return out
+}
+
 // window returns the requests of reqs issued within a window of n
 // consecutive samples of c around its middle, as c's samples (in issue
 // order) place them, with the requests without a D that complete within
@@ -349,15 +382,23 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 func window(reqs []trace.Request, c *capture, n int) []trace.Request {
 	lo := (len(c.samples) - n) / 2
 	from, to := c.samples[lo].issue, c.samples[lo+n-1].issue
-	var out []trace.Request
-	for i := range reqs {
-		r := &reqs[i]
+	in := func(r *trace.Request) bool {
 		t := r.Issue
 		if !t.Valid() {
 			t = r.Complete
 		}
-		if t.Valid() && t >= from && t <= to {
-			out = append(out, *r)
+		return t.Valid() && t >= from && t <= to
+	}
+	k := 0
+	for i := range reqs {
+		if in(&reqs[i]) {
+			k++
+		}
+	}
+	out := make([]trace.Request, 0, k)
+	for i := range reqs {
+		if in(&reqs[i]) {
+			out = append(out, reqs[i])
 		}
 	}
 	return out

@@ -194,3 +194,42 @@ func strconvU(v uint64) string {
 	}
 	return string(b)
 }
+
+// TestCalibrateFitWindow: with FitSamples below the capture's samples,
+// the model is fitted on the middle window (Fit.Fitted, the rest of N
+// still counted) and still recovers the generating model as the fit on
+// all samples does (TestCalibrateNonRotationalSynthetic's tolerances); a
+// bound above the capture leaves the fit on all samples.
+func TestCalibrateFitWindow(t *testing.T) {
+	reqs := flashCapture(2)
+	m, fit, err := Calibrate(reqs, CalibrateOptions{Seed: 5, FitSamples: 2500, CVSamples: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", fit)
+	if fit.N != len(reqs) || fit.Fitted < 2400 || fit.Fitted > 2600 {
+		t.Errorf("n %d, fitted %d: want %d and about 2500", fit.N, fit.Fitted, len(reqs))
+	}
+	if !strings.Contains(fit.String(), "fitted on the middle") {
+		t.Errorf("the summary does not say the fit was windowed:\n%s", fit)
+	}
+	truth, got := flashModel().NonRotational, m.NonRotational
+	if m.Kind != KindNonRotational || got.Parallelism != truth.Parallelism {
+		t.Fatalf("kind %s parallelism %d, want non-rotational, %d", m.Kind, got.Parallelism, truth.Parallelism)
+	}
+	within(t, "saturation slope", got.Slope, truth.Slope, 0.15)
+	for _, o := range []Op{OpRead, OpWrite} {
+		for _, b := range []uint32{4096, 65536} {
+			want := truth.op(o).mean(b) * truth.op(o).Residual.Mean()
+			have := got.op(o).mean(b) * got.op(o).Residual.Mean()
+			within(t, o.String()+" mean latency at "+itoa(uint64(b)), have, want, 0.05)
+		}
+	}
+	_, all, err := Calibrate(reqs, CalibrateOptions{Seed: 5, FitSamples: len(reqs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Fitted != 0 {
+		t.Errorf("fitted %d with a bound above the capture's %d samples: want 0 (all)", all.Fitted, len(reqs))
+	}
+}

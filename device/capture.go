@@ -107,18 +107,7 @@ func prepare(reqs []trace.Request) *capture {
 			c.skipped++
 		}
 	}
-	slices.SortFunc(c.events, func(a, b event) int {
-		if x := cmp.Compare(a.t, b.t); x != 0 {
-			return x
-		}
-		if a.done != b.done {
-			if a.done {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(ids[a.req], ids[b.req])
-	})
+	sortEvents(c.events, ids, first)
 	c.samples = make([]sample, 0, nSamples)
 	onDev := 0
 	for _, e := range c.events {
@@ -199,4 +188,49 @@ func (c *capture) predict(m *Model, seed uint64) []float64 {
 		}
 	}
 	return out
+}
+
+// sortEvents puts events in replay order: by time, completions first at
+// equal times, then by request ID (ids, by index in capture.rqs). Every
+// time is at or after first. Where the events are in increasing ID order
+// already (requests given by ID, each one's issue before its completion),
+// a stable LSD radix sort by (time, kind) alone gives that order;
+// otherwise a comparison sort does.
+func sortEvents(evs []event, ids []uint64, first trace.Time) {
+	byID := len(evs) >= radixMin
+	for i := 1; byID && i < len(evs); i++ {
+		if ids[evs[i].req] < ids[evs[i-1].req] {
+			byID = false
+		}
+	}
+	if !byID {
+		slices.SortFunc(evs, func(a, b event) int {
+			if x := cmp.Compare(a.t, b.t); x != 0 {
+				return x
+			}
+			if a.done != b.done {
+				if a.done {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(ids[a.req], ids[b.req])
+		})
+		return
+	}
+	keys := make([]uint64, len(evs))
+	perm := make([]int32, len(evs))
+	for i, e := range evs {
+		k := uint64(e.t-first) << 1
+		if !e.done {
+			k |= 1
+		}
+		keys[i], perm[i] = k, int32(i)
+	}
+	radixPairs(keys, perm)
+	sorted := make([]event, len(evs))
+	for i, j := range perm {
+		sorted[i] = evs[j]
+	}
+	copy(evs, sorted)
 }

@@ -46,45 +46,24 @@ const minCovered = 20
 // CoverageOf measures the operating points of requests on one device: the
 // number on the device at each issue (as Calibrate counts it) and the
 // operation classes and sizes.
+//
+// The number on the device at an issue at time t is the issues up to it
+// (ties at t in any order: they take consecutive counts, so the histogram
+// does not depend on their order) less the completions at or before t (a
+// completion at t is counted first). The issue and completion times are
+// sorted apart, as plain integers, and merged.
 func CoverageOf(reqs []trace.Request) *Coverage {
-	type ev struct {
-		t    trace.Time
-		done bool
-		i    int
-	}
-	var evs []ev
+	c := &Coverage{Depths: make([]int, depthBuckets)}
+	var ops [numOps]OpCoverage
+	issues := make([]trace.Time, 0, len(reqs))
+	dones := make([]trace.Time, 0, len(reqs))
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Flags&trace.FlagMergedAway != 0 || !r.Issue.Valid() || !r.Complete.Valid() || r.Complete < r.Issue {
 			continue
 		}
-		evs = append(evs, ev{r.Issue, false, i}, ev{r.Complete, true, i})
-	}
-	slices.SortFunc(evs, func(a, b ev) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
-			return c
-		}
-		if a.done != b.done {
-			if a.done {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.i, b.i)
-	})
-	c := &Coverage{Depths: make([]int, depthBuckets)}
-	var ops [numOps]OpCoverage
-	k := 0
-	for _, e := range evs {
-		if e.done {
-			k--
-			continue
-		}
-		k++
-		r := &reqs[e.i]
-		c.Requests++
-		c.Depths[min(InflightBucket(k), depthBuckets-1)]++
-		c.MaxDepth = max(c.MaxDepth, k)
+		issues = append(issues, r.Issue)
+		dones = append(dones, r.Complete)
 		o := OpOf(r.Cat, r.Bytes)
 		oc := &ops[o]
 		if oc.Requests == 0 || r.Bytes < oc.MinBytes {
@@ -93,6 +72,18 @@ func CoverageOf(reqs []trace.Request) *Coverage {
 		oc.MaxBytes = max(oc.MaxBytes, r.Bytes)
 		oc.Requests++
 	}
+	sortTimes(issues)
+	sortTimes(dones)
+	j := 0
+	for n, t := range issues {
+		for j < len(dones) && dones[j] <= t {
+			j++
+		}
+		k := n + 1 - j
+		c.Requests++
+		c.Depths[min(InflightBucket(k), depthBuckets-1)]++
+		c.MaxDepth = max(c.MaxDepth, k)
+	}
 	for o := range numOps {
 		if ops[o].Requests > 0 {
 			ops[o].Op = Op(o).String()
@@ -100,6 +91,14 @@ func CoverageOf(reqs []trace.Request) *Coverage {
 		}
 	}
 	return c
+}
+
+// sortTimes sorts ts in place; a slice already in order (requests kept in
+// issue order) costs one pass.
+func sortTimes(ts []trace.Time) {
+	if !slices.IsSorted(ts) {
+		slices.Sort(ts)
+	}
 }
 
 // Merge pools another coverage into c (calibrate A B C).

@@ -22,8 +22,8 @@ func Demerit(real, model []float64) float64 {
 		return math.NaN()
 	}
 	a, b := slices.Clone(real), slices.Clone(model)
-	slices.Sort(a)
-	slices.Sort(b)
+	sortFloats(a)
+	sortFloats(b)
 	sum := 0.0
 	for i := 1; i <= demeritSteps; i++ {
 		p := float64(i) / demeritSteps

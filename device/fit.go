@@ -3,7 +3,6 @@ package device
 import (
 	"cmp"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/tracesched/tracesched/trace"
@@ -327,7 +326,7 @@ func fitRotational(ss []sample, seqWindow uint64, nq int) *Rotational {
 			dists = append(dists, float64(distance(s.head, s.sector)))
 		}
 	}
-	slices.Sort(dists)
+	sortFloats(dists)
 	cands := []uint64{0} // 0: no long seeks
 	for pc := 5; pc <= 95 && len(dists) > 0; pc += 5 {
 		b := uint64(quantileSorted(dists, float64(pc)/100))

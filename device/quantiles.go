@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"sort"
 )
 
 // Quantiles is an empirical distribution as a quantile table: X[i] is the
@@ -40,7 +39,7 @@ func QuantilesOf(xs []float64, n int) Quantiles {
 		panic("device: QuantilesOf with n < 16")
 	}
 	s := slices.Clone(xs)
-	slices.Sort(s)
+	sortFloats(s)
 	last := float64(len(s) - 1)
 	var h qHeap
 	prevP, prevX := 0.0, s[0]
@@ -131,7 +130,17 @@ func (q Quantiles) At(p float64) float64 {
 	case p >= 1:
 		return q.X[n-1]
 	}
-	i := sort.SearchFloat64s(q.P, p) // first P >= p; i >= 1 as P[0] = 0 < p
+	// The first P >= p (sort.SearchFloat64s, without its closure); i >= 1
+	// as P[0] = 0 < p.
+	i, j := 0, len(q.P)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if !(q.P[h] >= p) {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
 	if i >= n {
 		return q.X[n-1]
 	}

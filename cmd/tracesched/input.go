@@ -215,10 +215,18 @@ func readInput(ctx context.Context, ios *IOStreams, name, label string, fn func(
 	return src.Meta(), diag, nil
 }
 
-// drain reads every event of r into fn, calling tick after each.
+// drain reads every event of r into fn, calling tick after each. The
+// events are read into one reused Event (fn must not keep the pointer).
 func drain(r trace.EventReader, tick func(n uint64), fn func(*trace.Event) error) error {
+	into, _ := r.(interface{ ReadEventInto(*trace.Event) error })
+	var ev trace.Event
 	for {
-		ev, err := r.ReadEvent()
+		var err error
+		if into != nil {
+			err = into.ReadEventInto(&ev)
+		} else {
+			ev, err = r.ReadEvent()
+		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -517,7 +517,9 @@ func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture, notRo
 	}
 	fit := cal.Fit
 	opts.fit = fit
-	cal.Model.Coverage = device.CoverageOf(c.DeviceRequests())
+	if cal.Model.Coverage == nil {
+		cal.Model.Coverage = device.CoverageOf(c.DeviceRequests()) // a cache entry without it
+	}
 	// The note goes into the results, which must not depend on the cache:
 	// where the model came from is said on stderr only.
 	how := "calibrated"

@@ -76,8 +76,8 @@ func executableHash() (string, error) {
 	return exeHash.sum, exeHash.err
 }
 
-// cacheVersion is the layout of a cache entry.
-const cacheVersion = 1
+// cacheVersion is the layout of a cache entry and of its key.
+const cacheVersion = 2
 
 // entry is one cached fit.
 type entry struct {
@@ -88,25 +88,39 @@ type entry struct {
 }
 
 // Key returns the cache key of a calibration of reqs with opts: a hex
-// SHA-256.
+// SHA-256 of the program, the options and, per request, every field
+// device.Calibrate reads (ID, sector, bytes, category, PID, cgroup, the Q,
+// I, D and C times, bios, flags), packed, hashed a block of requests at a
+// time.
 func (c *Cache) Key(reqs []trace.Request, opts device.CalibrateOptions) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "tracesched device cache v%d\nprogram %s\nmodel v%d\n", cacheVersion, c.Program, device.Version)
-	fmt.Fprintf(h, "options %d %d %d %d %d %t %t %d\n", opts.Kind, opts.Seed, opts.Quantiles, opts.SeqWindow,
-		opts.MinRequests, opts.NoBatching, opts.NotRotational, opts.CVSamples)
+	fmt.Fprintf(h, "options %d %d %d %d %d %t %t %d %d\n", opts.Kind, opts.Seed, opts.Quantiles, opts.SeqWindow,
+		opts.MinRequests, opts.NoBatching, opts.NotRotational, opts.CVSamples, opts.FitSamples)
 	fmt.Fprintf(h, "requests %d\n", len(reqs))
-	var buf [8 * 20]byte
+	const perReq = 8*8 + 4*4 + 2
+	buf := make([]byte, 0, 256*perReq)
+	le := binary.LittleEndian
 	for i := range reqs {
 		r := &reqs[i]
-		b := buf[:0]
-		for _, v := range [...]uint64{r.ID, uint64(r.Dev), r.Sector, uint64(r.Bytes), uint64(r.Cat), uint64(r.PID), r.Cgroup,
-			uint64(r.Queue), uint64(r.Get), uint64(r.Insert), uint64(r.Issue), uint64(r.Complete),
-			uint64(r.Bios), uint64(r.BackMerges), uint64(r.FrontMerges), uint64(r.Requeues), uint64(r.FirstBio),
-			uint64(r.FromDev), r.FromSector, uint64(uint16(r.Error))<<16 | uint64(r.Flags)} {
-			b = binary.LittleEndian.AppendUint64(b, v)
+		buf = le.AppendUint64(buf, r.ID)
+		buf = le.AppendUint64(buf, r.Sector)
+		buf = le.AppendUint32(buf, r.Bytes)
+		buf = le.AppendUint32(buf, uint32(r.Cat))
+		buf = le.AppendUint32(buf, r.PID)
+		buf = le.AppendUint64(buf, r.Cgroup)
+		buf = le.AppendUint64(buf, uint64(r.Queue))
+		buf = le.AppendUint64(buf, uint64(r.Insert))
+		buf = le.AppendUint64(buf, uint64(r.Issue))
+		buf = le.AppendUint64(buf, uint64(r.Complete))
+		buf = le.AppendUint32(buf, r.Bios)
+		buf = le.AppendUint16(buf, uint16(r.Flags))
+		if len(buf)+perReq > cap(buf) {
+			h.Write(buf)
+			buf = buf[:0]
 		}
-		h.Write(b)
 	}
+	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

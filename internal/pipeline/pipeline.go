@@ -127,9 +127,11 @@ type Calibration struct {
 	CacheErr error
 }
 
-// Calibrate fits a device model to reqs as device.Calibrate does, first
-// looking it up in cache (nil: no cache) and storing a new fit there. A
-// cache entry that fails to load is refitted and replaced.
+// Calibrate fits a device model to reqs as device.Calibrate does, with
+// what the fit saw (Model.Coverage, device.CoverageOf(reqs)), first
+// looking it up in cache (nil: no cache) and storing a new fit there, its
+// coverage included. A cache entry that fails to load is refitted and
+// replaced.
 func Calibrate(reqs []trace.Request, opts device.CalibrateOptions, cache *Cache) (*Calibration, error) {
 	var key string
 	if cache != nil {
@@ -142,6 +144,7 @@ func Calibrate(reqs []trace.Request, opts device.CalibrateOptions, cache *Cache)
 	if err != nil {
 		return nil, err
 	}
+	m.Coverage = device.CoverageOf(reqs)
 	c := &Calibration{Model: m, Fit: fit}
 	if cache != nil {
 		c.CacheErr = cache.Store(key, fit)

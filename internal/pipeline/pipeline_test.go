@@ -70,6 +70,9 @@ func TestCalibrateCache(t *testing.T) {
 	if !bytes.Equal(saved(t, again.Model), want) {
 		t.Error("the cached model differs from the fitted one")
 	}
+	if cov := device.CoverageOf(reqs); !reflect.DeepEqual(again.Model.Coverage, cov) || !reflect.DeepEqual(fresh.Model.Coverage, cov) {
+		t.Errorf("coverage fitted %+v, cached %+v, want the requests' %+v", fresh.Model.Coverage, again.Model.Coverage, cov)
+	}
 	if again.Fit.Kind != fresh.Fit.Kind || again.Fit.DemeritFraction != fresh.Fit.DemeritFraction ||
 		again.Fit.CV.DemeritFraction != fresh.Fit.CV.DemeritFraction || again.Fit.N != fresh.Fit.N {
 		t.Errorf("cached fit %+v, fitted %+v", again.Fit, fresh.Fit)
@@ -122,6 +125,11 @@ func TestCacheKey(t *testing.T) {
 	moved[len(moved)/2].Complete++
 	if c.Key(moved, opts) == k {
 		t.Error("a completion 1 ns later keeps the key")
+	}
+	queued := append([]trace.Request(nil), reqs...)
+	queued[0].Queue--
+	if c.Key(queued, opts) == k {
+		t.Error("a Q 1 ns earlier keeps the key")
 	}
 	if c.Key(reqs[1:], opts) == k {
 		t.Error("a request less keeps the key")
