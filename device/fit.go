@@ -3,6 +3,7 @@ package device
 import (
 	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tracesched/tracesched/trace"
