@@ -75,6 +75,22 @@ type pipeline struct {
 	err error
 }
 
+// recoverAt turns a panic while reading (a defect of the reader, which the
+// fuzz tests look for) into a sticky error placed at the record or line
+// last read, as a malformed input would be: a command then fails with the
+// file and position instead of a stack trace.
+func (p *pipeline) recoverAt(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	e := fmt.Errorf("internal error reading the input (please report it with this file): %v", r)
+	if pos, ok := p.src.(positioner); ok {
+		e = pos.positionError(e)
+	}
+	p.err, *err = e, e
+}
+
 func (p *pipeline) start() error {
 	p.started = true
 	var ev trace.Event
@@ -121,7 +137,8 @@ func (p *pipeline) start() error {
 }
 
 // next returns the next event in *ev.
-func (p *pipeline) next(ev *trace.Event) error {
+func (p *pipeline) next(ev *trace.Event) (err error) {
+	defer p.recoverAt(&err)
 	if !p.started {
 		p.start()
 	}
