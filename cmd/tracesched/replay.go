@@ -365,6 +365,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err != nil {
 		return fmt.Errorf("replaying %s through %s: %w", opts.input, model.name, err)
 	}
+	// The workload's bios are not needed past the replay: let them go.
+	dev := w.Dev
+	capt.Workload, w = nil, nil
 	if ew != nil {
 		if err := ew.Close(); err != nil {
 			return fmt.Errorf("writing %s: %w", opts.out, err)
@@ -377,8 +380,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err := whatIfOptions(ios, opts, mctx, realSide, model.name, kernel, weights, sets, &do); err != nil {
 		return err
 	}
+	// The device model's coverage of the prediction, before the diff: the
+	// copy of the predicted requests it reads is gone by the diff's peak.
+	extrapolates := coverageWarnings(ios, dm, pipeline.OnDevice(predSide.RequestSlice(), dev))
 	result := diff.Compare(realSide, predSide, do)
-	result.DeviceExtrapolation = append([]string{}, coverageWarnings(ios, dm, pipeline.OnDevice(predSide.Requests, w.Dev))...)
+	result.DeviceExtrapolation = append([]string{}, extrapolates...)
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
@@ -422,7 +428,7 @@ func loadSide(ctx context.Context, ios *IOStreams, name string) (*diff.Side, tra
 	}
 	side.Meta = meta
 	side.Finish()
-	warnIncomplete(ios, name, diag, countIncomplete(side.Requests), uint64(len(side.Requests)))
+	warnIncomplete(ios, name, diag, countIncomplete(side), uint64(side.NumRequests()))
 	return side, meta, nil
 }
 
@@ -441,7 +447,7 @@ func loadCapture(ctx context.Context, ios *IOStreams, name string) (*pipeline.Ca
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	warnIncomplete(ios, name, diag, countIncomplete(c.Real.Requests), uint64(len(c.Real.Requests)))
+	warnIncomplete(ios, name, diag, countIncomplete(c.Real), uint64(c.Real.NumRequests()))
 	return c, nil
 }
 
