@@ -53,13 +53,21 @@ func busySets(s *Side, key bioKeyFunc, bridge int64) map[uint64][]interval {
 		q, d  int64
 		index int
 	}
-	var all []qb
+	busy := func(i int) (q, d trace.Time, ok bool) {
+		q, d = s.bioQueue(i), s.bioDone(i)
+		return q, d, d.Valid() && q.Valid() && d >= q
+	}
+	n := 0
 	for i := range s.NumBios() {
-		q, d := s.bioQueue(i), s.bioDone(i)
-		if !d.Valid() || !q.Valid() || d < q {
-			continue
+		if _, _, ok := busy(i); ok {
+			n++
 		}
-		all = append(all, qb{key(s, i), int64(q), int64(d), i})
+	}
+	all := make([]qb, 0, n) // sized once: this is the diff's largest scratch
+	for i := range s.NumBios() {
+		if q, d, ok := busy(i); ok {
+			all = append(all, qb{key(s, i), int64(q), int64(d), i})
+		}
 	}
 	slices.SortFunc(all, func(a, b qb) int {
 		if c := cmp.Compare(a.k, b.k); c != 0 {
