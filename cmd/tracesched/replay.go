@@ -304,7 +304,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 2. The device model.
 	stop := heartbeat(ios, "calibrating the device model")
+	restoreGC := phaseGC(arrayPhaseGCPercent, true)
 	dm, fitNote, err := deviceModel(ios, opts, capt, sets["rotational"] == "0")
+	restoreGC()
 	stop()
 	if err != nil {
 		return err
@@ -360,8 +362,10 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		return nil
 	}
 	prog := newProgress(ios, "replay")
+	restoreGC = phaseGC(replayPhaseGCPercent, false)
 	predSide, res, err := capt.Replay(cfg, pmeta, sink, func() { prog.Add(1) })
 	prog.Done()
+	restoreGC()
 	if err != nil {
 		return fmt.Errorf("replaying %s through %s: %w", opts.input, model.name, err)
 	}
@@ -382,6 +386,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	}
 	// The device model's coverage of the prediction, before the diff: the
 	// copy of the predicted requests it reads is gone by the diff's peak.
+	defer phaseGC(arrayPhaseGCPercent, false)()
 	extrapolates := coverageWarnings(ios, dm, pipeline.OnDevice(predSide.RequestSlice(), dev))
 	result := diff.Compare(realSide, predSide, do)
 	result.DeviceExtrapolation = append([]string{}, extrapolates...)

@@ -28,9 +28,10 @@ const (
 // The zero value is an empty column. Append adds at the end; At reads any
 // position below Len.
 type Uints struct {
-	blocks []block
-	open   []uint64 // the last block's values, not yet coded (len < blockLen)
-	n      int
+	blocks []block  // every one full (blockLen values) but perhaps the last
+	open   []uint64 // the values after them, not yet coded (len < blockLen)
+	n      int      // values in blocks
+	arena  []byte   // where the next blocks' data go (see alloc)
 }
 
 // block is blockLen values (fewer only for the last block of a sealed
@@ -40,83 +41,124 @@ type block struct {
 	mask  uint64 // 1<<(8*width)-1
 	width uint8  // bytes per value, 0..8
 	null  bool   // code 0 is the value 0 (the block mixes 0 with others)
+	n     uint16 // values
 	data  []byte
 }
 
 // Len returns the number of values.
-func (c *Uints) Len() int { return c.n }
+func (c *Uints) Len() int { return c.n + len(c.open) }
 
 // Append adds v at the end.
 func (c *Uints) Append(v uint64) {
+	if uint(len(c.open)-1) < blockLen-2 { // 0 < len < blockLen-1
+		c.open = append(c.open, v)
+		return
+	}
+	c.appendSlow(v)
+}
+
+// appendSlow is Append at the start or the end of a block.
+func (c *Uints) appendSlow(v uint64) {
 	if c.open == nil {
 		c.open = make([]uint64, 0, blockLen)
+		if k := len(c.blocks) - 1; k >= 0 && c.blocks[k].n < blockLen {
+			// Sealed with a short last block: take its values back.
+			for i := k << blockBits; i < c.n; i++ {
+				c.open = append(c.open, c.At(i))
+			}
+			c.n -= len(c.open)
+			c.blocks = c.blocks[:k]
+		}
 	}
 	c.open = append(c.open, v)
-	c.n++
 	if len(c.open) == blockLen {
-		c.blocks = append(c.blocks, code(c.open))
+		c.blocks = append(c.blocks, c.code(c.open))
+		c.n += blockLen
 		c.open = c.open[:0]
 	}
 }
 
 // Seal codes the values not yet coded and drops the staging buffer: call it
-// when the column is complete. Append after Seal starts a new staging buffer
-// and is still correct, but leaves a short block behind.
+// when the column is complete (an Append after Seal decodes the last
+// block again).
 func (c *Uints) Seal() {
 	if len(c.open) > 0 {
-		c.blocks = append(c.blocks, code(c.open))
+		c.blocks = append(c.blocks, c.code(c.open))
+		c.n += len(c.open)
 	}
 	c.open = nil
 }
 
-// At returns the value at position i (0 <= i < Len).
+// At returns the value at position i (0 <= i < Len). It is small enough
+// to inline: every block's data is followed by at least 8 readable bytes
+// (see alloc), so one 8-byte load decodes any value.
 func (c *Uints) At(i int) uint64 {
-	k := i >> blockBits
-	if k < len(c.blocks) {
-		return c.blocks[k].at(i & blockMask)
+	if i >= c.n {
+		return c.open[i-c.n]
 	}
-	return c.open[i&blockMask]
-}
-
-func (b *block) at(j int) uint64 {
-	off := j * int(b.width)
-	var v uint64
-	if off+8 <= len(b.data) {
-		v = binary.LittleEndian.Uint64(b.data[off:]) & b.mask
-	} else {
-		for k := int(b.width) - 1; k >= 0; k-- {
-			v = v<<8 | uint64(b.data[off+k])
-		}
-	}
+	b := &c.blocks[i>>blockBits]
+	off := (i & blockMask) * int(b.width)
+	v := binary.LittleEndian.Uint64(b.data[off:off+8]) & b.mask
 	if v == 0 && b.null {
 		return 0
 	}
 	return b.base + v
 }
 
+// arenaMin and arenaMax bound the size of the byte arenas blocks are
+// allocated from: they double from arenaMin, so a short column holds
+// little.
+const (
+	arenaMin = 16 << 10
+	arenaMax = 1 << 20
+)
+
+// padding: the readable bytes after every block's data.
+var padding [8]byte
+
+// alloc returns n bytes for a block, with at least 8 more readable bytes
+// after them (within the slice's capacity), from the column's arena.
+func (c *Uints) alloc(n int) []byte {
+	if n == 0 {
+		return padding[:0:8]
+	}
+	if cap(c.arena)-len(c.arena) < n+8 {
+		size := min(max(2*cap(c.arena), arenaMin), arenaMax)
+		c.arena = make([]byte, 0, max(size, n+8))
+	}
+	start := len(c.arena)
+	c.arena = c.arena[:start+n]
+	return c.arena[start : start+n : cap(c.arena)]
+}
+
 // Permuted returns a new sealed column whose value j is c's value
 // perm[j].
 func (c *Uints) Permuted(perm []int32) Uints {
-	var out Uints
-	for _, i := range perm {
-		out.Append(c.At(int(i)))
+	out := Uints{n: len(perm)}
+	vals := make([]uint64, blockLen)
+	for len(perm) > 0 {
+		k := min(len(perm), blockLen)
+		for j, i := range perm[:k] {
+			vals[j] = c.At(int(i))
+		}
+		out.blocks = append(out.blocks, out.code(vals[:k]))
+		perm = perm[k:]
 	}
-	out.Seal()
 	return out
 }
 
 // Bytes returns the memory the column holds, in bytes (coded blocks and
 // the staging buffer).
 func (c *Uints) Bytes() int {
-	n := cap(c.open)*8 + cap(c.blocks)*40
+	n := cap(c.open)*8 + cap(c.blocks)*48 + cap(c.arena) - len(c.arena)
 	for i := range c.blocks {
-		n += cap(c.blocks[i].data)
+		n += len(c.blocks[i].data)
 	}
 	return n
 }
 
 // code codes vals (1..blockLen values) into a block.
-func code(vals []uint64) block {
+func (c *Uints) code(vals []uint64) block {
 	lo, hi := uint64(math.MaxUint64), uint64(0)
 	zero := false
 	for _, v := range vals {
@@ -126,9 +168,10 @@ func code(vals []uint64) block {
 		}
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	b := block{}
+	b := block{n: uint16(len(vals))}
 	switch {
 	case lo > hi: // all zeros
+		b.data = c.alloc(0)
 		return b
 	case !zero:
 		b.base = lo
@@ -147,20 +190,31 @@ func code(vals []uint64) block {
 	} else {
 		b.mask = 1<<(8*w) - 1
 	}
+	b.data = c.alloc(w * len(vals))
 	if w == 0 {
 		return b
 	}
-	b.data = make([]byte, w*len(vals))
-	var buf [8]byte
-	for i, v := range vals {
-		c := uint64(0)
-		if v != 0 || !b.null {
-			c = v - b.base
+	// Each value is written as 8 bytes where they fit, its bytes past w
+	// overwritten by the next values; the last ones byte by byte.
+	i := 0
+	for ; i < len(vals) && i*w+8 <= len(b.data); i++ {
+		binary.LittleEndian.PutUint64(b.data[i*w:], b.codeOf(vals[i]))
+	}
+	for ; i < len(vals); i++ {
+		c := b.codeOf(vals[i])
+		for k := range w {
+			b.data[i*w+k] = byte(c >> (8 * k))
 		}
-		binary.LittleEndian.PutUint64(buf[:], c)
-		copy(b.data[i*w:], buf[:w])
 	}
 	return b
+}
+
+// codeOf returns the code of v in b (v in b's range).
+func (b *block) codeOf(v uint64) uint64 {
+	if v == 0 && b.null {
+		return 0
+	}
+	return v - b.base
 }
 
 // Times is a column of signed 64-bit values (times in ns, where

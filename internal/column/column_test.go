@@ -81,6 +81,47 @@ func TestWidth(t *testing.T) {
 	}
 }
 
+// Append after Seal: the short last block is taken back.
+func TestAppendAfterSeal(t *testing.T) {
+	var c Uints
+	var want []uint64
+	for round := range 3 {
+		for i := range blockLen/2 + 7 {
+			v := uint64(round*1_000_000 + i*i)
+			c.Append(v)
+			want = append(want, v)
+		}
+		c.Seal()
+	}
+	if c.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", c.Len(), len(want))
+	}
+	for i, v := range want {
+		if g := c.At(i); g != v {
+			t.Fatalf("At(%d) = %d, want %d", i, g, v)
+		}
+	}
+}
+
+func TestPermuted(t *testing.T) {
+	n := 2*blockLen + 5
+	var c Uints
+	perm := make([]int32, n)
+	for i := range n {
+		c.Append(uint64(i * 3))
+		perm[i] = int32(n - 1 - i)
+	}
+	p := c.Permuted(perm[:n-1])
+	if p.Len() != n-1 {
+		t.Fatalf("Len %d, want %d", p.Len(), n-1)
+	}
+	for j := range n - 1 {
+		if g, w := p.At(j), uint64(3*(n-1-j)); g != w {
+			t.Fatalf("At(%d) = %d, want %d", j, g, w)
+		}
+	}
+}
+
 func TestTimes(t *testing.T) {
 	vals := []int64{math.MinInt64, -5, 0, 7, math.MaxInt64, math.MinInt64 + 1, 1e18}
 	var c Times
