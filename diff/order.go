@@ -16,12 +16,12 @@ type Identity struct {
 	Ordered       int `json:"ordered"`        // matched bios issued on both sides: the ones the dispatch order ranks
 }
 
-// BioRef names a bio on both sides: its key and its index in each Side's Bios.
+// BioRef names a bio on both sides: its key and its index among each Side's bios (Side.BioAt).
 type BioRef struct {
 	PID   uint32 `json:"pid"`
 	Index uint32 `json:"index"`
-	Real  int    `json:"-"` // index in the real Side's Bios
-	Pred  int    `json:"-"` // index in the predicted Side's Bios
+	Real  int    `json:"-"` // index among the real Side's bios (Side.BioAt)
+	Pred  int    `json:"-"` // index among the predicted Side's bios
 }
 
 // Point is a position in the real dispatch order and the times it stands for.
@@ -106,8 +106,8 @@ type Order struct {
 	Ranked          []Divergence `json:"ranked"` // at most Options.MaxDivergences, most severe first
 
 	// RealSequence lists the ranked bios in real dispatch order, as indexes
-	// into the real Side's Bios; PredictedSequence the same bios in
-	// predicted order, as indexes into the predicted Side's Bios.
+	// into the real Side's bios (Side.BioAt); PredictedSequence the same bios in
+	// predicted order, as indexes into the predicted Side's bios.
 	// Displacement[i] belongs to the bio at RealSequence[i].
 	RealSequence      []int32 `json:"-"`
 	PredictedSequence []int32 `json:"-"`
@@ -406,7 +406,7 @@ func describeDivergence(d *Divergence, real, pred *Side, realSeq, predSeq, x []i
 	d.Predicted = served(pred, predSeq[d.First:d.Last+1])
 }
 
-// served tallies the bios s.Bios[idx...] by cgroup, process and queue.
+// served tallies the bios idx... of s by cgroup, process and queue.
 func served(s *Side, idx []int32) Served {
 	var cg, pr, qu tally
 	for _, i := range idx {

@@ -16,7 +16,7 @@ import (
 type sidePrep struct {
 	first, last trace.Time // span(): first Q, last C over the bios
 
-	// issueOrder lists the bios with a valid Issue, as indexes into Bios,
+	// issueOrder lists the bios with a valid Issue, as bio indexes (Side.BioAt),
 	// sorted by (Issue, index): the side's dispatch order.
 	issueOrder []int32
 

@@ -36,7 +36,7 @@ type Result struct {
 
 	// RealSide and PredSide are the compared Sides; the indexes in
 	// DispatchOrder sequences, Divergence served lists and BioRefs point
-	// into their Bios.
+	// at their bios (Side.BioAt).
 	RealSide *Side `json:"-"`
 	PredSide *Side `json:"-"`
 }

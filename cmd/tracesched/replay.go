@@ -387,7 +387,10 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	// The device model's coverage of the prediction, before the diff: the
 	// copy of the predicted requests it reads is gone by the diff's peak.
 	defer phaseGC(arrayPhaseGCPercent, false)()
-	extrapolates := coverageWarnings(ios, dm, pipeline.OnDevice(predSide.RequestSlice(), dev))
+	var extrapolates []string
+	if dm != nil && dm.Coverage != nil {
+		extrapolates = coverageWarnings(ios, dm, pipeline.OnDevice(predSide.RequestSlice(), dev))
+	}
 	result := diff.Compare(realSide, predSide, do)
 	result.DeviceExtrapolation = append([]string{}, extrapolates...)
 	name := model.name
