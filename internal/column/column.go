@@ -32,6 +32,8 @@ type Uints struct {
 	open   []uint64 // the values after them, not yet coded (len < blockLen)
 	n      int      // values in blocks
 	arena  []byte   // where the next blocks' data go (see alloc)
+	// arenaFrom: the first of the blocks whose data are in arena.
+	arenaFrom int
 }
 
 // block is blockLen values (fewer only for the last block of a sealed
@@ -87,6 +89,28 @@ func (c *Uints) Seal() {
 		c.n += len(c.open)
 	}
 	c.open = nil
+	c.trim()
+}
+
+// trim moves the data of the blocks in the arena to a new one of their
+// size (and the 8 readable bytes), when the arena is mostly unused: the
+// last arena of a sealed column is as large as all before it.
+func (c *Uints) trim() {
+	used := len(c.arena)
+	if cap(c.arena)-used <= used/8+8 {
+		return
+	}
+	a := make([]byte, used, used+8)
+	copy(a, c.arena)
+	off := 0
+	for k := c.arenaFrom; k < len(c.blocks); k++ {
+		b := &c.blocks[k]
+		if n := len(b.data); n > 0 {
+			b.data = a[off : off+n : used+8]
+			off += n
+		}
+	}
+	c.arena = a
 }
 
 // At returns the value at position i (0 <= i < Len). It is small enough
@@ -125,6 +149,7 @@ func (c *Uints) alloc(n int) []byte {
 	if cap(c.arena)-len(c.arena) < n+8 {
 		size := min(max(2*cap(c.arena), arenaMin), arenaMax)
 		c.arena = make([]byte, 0, max(size, n+8))
+		c.arenaFrom = len(c.blocks)
 	}
 	start := len(c.arena)
 	c.arena = c.arena[:start+n]
@@ -144,6 +169,7 @@ func (c *Uints) Permuted(perm []int32) Uints {
 		out.blocks = append(out.blocks, out.code(vals[:k]))
 		perm = perm[k:]
 	}
+	out.trim()
 	return out
 }
 

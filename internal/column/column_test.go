@@ -103,6 +103,29 @@ func TestAppendAfterSeal(t *testing.T) {
 	}
 }
 
+// A sealed column holds about its coded bytes: its last arena trimmed.
+func TestSealTrims(t *testing.T) {
+	var c Uints
+	n := 100_000
+	for i := range n {
+		c.Append(uint64(i%200) << 16) // 3 bytes a value
+	}
+	c.Seal()
+	coded := 3 * n
+	if b := c.Bytes(); b > coded+coded/8+4096 {
+		t.Errorf("sealed column holds %d bytes for %d coded", b, coded)
+	}
+	for i := range n {
+		if g := c.At(i); g != uint64(i%200)<<16 {
+			t.Fatalf("At(%d) = %d after trim", i, g)
+		}
+	}
+	p := c.Permuted([]int32{5, 4, 3})
+	if p.At(0) != 5<<16 || p.At(2) != 3<<16 || p.Bytes() > 3*3+8+4096 {
+		t.Errorf("Permuted: %d %d, %d bytes", p.At(0), p.At(2), p.Bytes())
+	}
+}
+
 func TestPermuted(t *testing.T) {
 	n := 2*blockLen + 5
 	var c Uints
