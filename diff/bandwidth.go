@@ -120,26 +120,28 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	var tot [2]uint64
 	totWin := [2][]uint64{make([]uint64, nw), make([]uint64, nw)}
 	for side, s := range []*Side{real, pred} {
-		for i := range s.Bios {
-			b := &s.Bios[i]
-			if !b.Done.Valid() || b.Done < 0 {
+		for i := range s.NumBios() {
+			done := s.bioDone(i)
+			if !done.Valid() || done < 0 {
 				continue
 			}
-			a := cgs[b.Cgroup]
+			cg := s.bioCgroup(i)
+			a := cgs[cg]
 			if a == nil {
 				a = &acc{win: [2][]uint64{make([]uint64, nw), make([]uint64, nw)},
 					first: [2]int64{math.MaxInt64, math.MaxInt64}, last: [2]int64{math.MinInt64, math.MinInt64}}
-				cgs[b.Cgroup] = a
+				cgs[cg] = a
 			}
-			if b.Queue.Valid() {
-				a.first[side] = min(a.first[side], int64(b.Queue))
+			if q := s.bioQueue(i); q.Valid() {
+				a.first[side] = min(a.first[side], int64(q))
 			}
-			a.last[side] = max(a.last[side], int64(b.Done))
-			w := int(int64(b.Done) / win)
-			a.bytes[side] += uint64(b.Bytes)
-			a.win[side][w] += uint64(b.Bytes)
-			tot[side] += uint64(b.Bytes)
-			totWin[side][w] += uint64(b.Bytes)
+			a.last[side] = max(a.last[side], int64(done))
+			w := int(int64(done) / win)
+			bytes := uint64(s.bioBytes(i))
+			a.bytes[side] += bytes
+			a.win[side][w] += bytes
+			tot[side] += bytes
+			totWin[side][w] += bytes
 		}
 	}
 	ids := make([]uint64, 0, len(cgs))

@@ -14,14 +14,15 @@ func TestBandwidthWindowsBounded(t *testing.T) {
 	real := synthSide(2000, 4, 1)
 	pred := cloneSide(real)
 	far := trace.Time(1) << 50 // 13.03 days
-	last := &real.Requests[len(real.Requests)-1]
+	bios, reqs := real.BioSlice(), real.RequestSlice()
+	last := &reqs[len(reqs)-1]
 	last.Complete = far
-	for i := range real.Bios {
-		if real.Bios[i].Request == last.ID {
-			real.Bios[i].Done = far
+	for i := range bios {
+		if bios[i].Request == last.ID {
+			bios[i].Done = far
 		}
 	}
-	real = FromData(real.Meta, real.Bios, real.Requests, nil)
+	real = FromData(real.Meta, bios, reqs, nil)
 	res := Compare(real, pred, Options{})
 	bw := res.Bandwidth
 	if bw.Windows > MaxWindows || bw.Windows < MaxWindows/2 {

@@ -4,7 +4,12 @@
 //
 // Each trace is first reduced to a Side (Load, or NewSide/Add/Finish): its
 // bios, requests and scheduler debug messages, rebuilt by the trace
-// package's Rebuilder. Compare then lines the two Sides up and measures:
+// package's Rebuilder. A Side keeps its bios and requests compactly, one
+// column per field in blocks of a few thousand values coded in a few bytes
+// each (internal/column), about 20 and 28 bytes per bio and request on a
+// recorded capture instead of a trace.Bio's 80 and a trace.Request's 136,
+// so a diff of a 100 M-event capture fits in a few GiB. Compare then lines
+// the two Sides up and measures:
 //
 //   - identity: bios are matched by (PID, Index), their process and position
 //     in that process's stream of bios, so they line up even where the two

@@ -94,25 +94,26 @@ func TestFixtureReversedStretch(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			evs, meta := readFixture(t, name)
 			real := load(t, evs, meta)
+			reqs := real.RequestSlice()
 			// 1. Requests in issue order.
 			var order []int
-			for i := range real.Requests {
-				r := &real.Requests[i]
+			for i := range reqs {
+				r := &reqs[i]
 				if r.Issue.Valid() && r.Complete.Valid() && r.Flags&(trace.FlagMergedAway|trace.FlagNoQueue) == 0 {
 					order = append(order, i)
 				}
 			}
-			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(real.Requests[a].Issue, real.Requests[b].Issue) })
+			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(reqs[a].Issue, reqs[b].Issue) })
 			n := min(200, len(order)/3)
 			lo := len(order) / 3
 			hi := lo + n - 1
 			for _, i := range order[lo : hi+1] {
-				if r := &real.Requests[i]; r.Requeues > 0 || r.Flags&trace.FlagPartial != 0 {
+				if r := &reqs[i]; r.Requeues > 0 || r.Flags&trace.FlagPartial != 0 {
 					t.Skipf("stretch holds a requeued or partial request")
 				}
 			}
-			dHi := real.Requests[order[hi]].Issue
-			gap := real.Requests[order[hi+1]].Issue - dHi
+			dHi := reqs[order[hi]].Issue
+			gap := reqs[order[hi+1]].Issue - dHi
 			if gap < trace.Time(n+1) {
 				t.Skipf("no room after the stretch (%d ns)", gap)
 			}
@@ -120,7 +121,7 @@ func TestFixtureReversedStretch(t *testing.T) {
 			newD := map[evKey]trace.Time{}
 			inStretch := map[uint64]bool{}
 			for k, i := range order[lo : hi+1] {
-				r := &real.Requests[i]
+				r := &reqs[i]
 				nd := dHi + trace.Time(n-1-k)*gap/trace.Time(n+1)
 				newD[evKey{r.Dev, r.Sector, trace.ActionIssue, r.Issue}] = nd
 				newD[evKey{r.Dev, r.Sector, trace.ActionComplete, r.Complete}] = r.Complete + (nd - r.Issue)
@@ -150,7 +151,7 @@ func TestFixtureReversedStretch(t *testing.T) {
 			// 3. The stretch's positions in the real order.
 			first, last := -1, -1
 			for pos, bi := range o.RealSequence {
-				if inStretch[real.Bios[bi].Request] {
+				if inStretch[real.BioAt(int(bi)).Request] {
 					if first < 0 {
 						first = pos
 					}

@@ -18,54 +18,15 @@ func NewSide(meta trace.Meta) *Side { return NewSideObserved(meta, nil) }
 // Finish), before the Side keeps its copy.
 func NewSideObserved(meta trace.Meta, observe func(*trace.Bio)) *Side {
 	s := &Side{Meta: meta}
-	onBio := func(b *trace.Bio) { s.biosIn.add(b) }
+	onBio := s.addBio
 	if observe != nil {
 		onBio = func(b *trace.Bio) {
 			observe(b)
-			s.biosIn.add(b)
+			s.addBio(b)
 		}
 	}
-	s.rb = trace.NewRebuilder(func(r *trace.Request) { s.reqsIn.add(r) }, onBio)
+	s.rb = trace.NewRebuilder(s.addRequest, onBio)
 	return s
-}
-
-// chunked collects values in chunks, so that a long stream is copied once
-// (into one slice, by take) rather than at every growth of one slice.
-type chunked[T any] struct {
-	full [][]T
-	cur  []T
-	n    int
-}
-
-func (c *chunked[T]) add(v *T) {
-	if len(c.cur) == cap(c.cur) {
-		if c.cur != nil {
-			c.full = append(c.full, c.cur)
-		}
-		c.cur = make([]T, 0, min(max(2*cap(c.cur), 256), 1<<14))
-	}
-	c.cur = append(c.cur, *v)
-	c.n++
-}
-
-// take appends everything collected to dst, in order, and resets c.
-func (c *chunked[T]) take(dst []T) []T {
-	if c.n == 0 {
-		return dst
-	}
-	if len(c.full) == 0 && dst == nil {
-		out := c.cur
-		*c = chunked[T]{}
-		return out
-	}
-	out := make([]T, len(dst), len(dst)+c.n)
-	copy(out, dst)
-	for _, ch := range c.full {
-		out = append(out, ch...)
-	}
-	out = append(out, c.cur...)
-	*c = chunked[T]{}
-	return out
 }
 
 // Add feeds the next event, in the order a trace.EventReader returns them.
@@ -88,8 +49,6 @@ func (s *Side) Finish() {
 		s.rb.Close()
 		s.Stats = s.rb.Stats()
 		s.rb = nil
-		s.Requests = s.reqsIn.take(s.Requests)
-		s.Bios = s.biosIn.take(s.Bios)
 	}
 	s.finish()
 }

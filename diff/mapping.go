@@ -24,22 +24,21 @@ type procInfo struct {
 func processes(s *Side) []procInfo {
 	s.finish()
 	comm := map[uint32]string{}
-	for i := range s.Requests {
-		r := &s.Requests[i]
-		if _, ok := comm[r.PID]; !ok && r.Comm != "" {
-			comm[r.PID] = r.Comm
+	for i := range s.NumRequests() {
+		if _, ok := comm[s.reqPID(i)]; !ok && s.reqComm(i) != "" {
+			comm[s.reqPID(i)] = s.reqComm(i)
 		}
 	}
 	var out []procInfo
-	for i := range s.Bios {
-		b := &s.Bios[i]
-		if n := len(out); n > 0 && out[n-1].pid == b.PID {
-			if b.Queue.Valid() && (!out[n-1].first.Valid() || b.Queue < out[n-1].first) {
-				out[n-1].first = b.Queue
+	for i := range s.NumBios() {
+		pid, q := s.bioPID(i), s.bioQueue(i)
+		if n := len(out); n > 0 && out[n-1].pid == pid {
+			if q.Valid() && (!out[n-1].first.Valid() || q < out[n-1].first) {
+				out[n-1].first = q
 			}
 			continue
 		}
-		out = append(out, procInfo{pid: b.PID, comm: comm[b.PID], first: b.Queue})
+		out = append(out, procInfo{pid: pid, comm: comm[pid], first: q})
 	}
 	return out
 }
@@ -121,11 +120,11 @@ func (s *Side) Remap(pids map[uint32]uint32, cgroups map[uint64]uint64) *Side {
 		}
 		return c
 	}
-	bios := slices.Clone(s.Bios)
+	bios := s.BioSlice()
 	for i := range bios {
 		bios[i].PID, bios[i].Cgroup = pid(bios[i].PID), cg(bios[i].Cgroup)
 	}
-	reqs := slices.Clone(s.Requests)
+	reqs := s.RequestSlice()
 	for i := range reqs {
 		reqs[i].PID, reqs[i].Cgroup = pid(reqs[i].PID), cg(reqs[i].Cgroup)
 	}
@@ -158,10 +157,9 @@ func MapCgroupsByProcess(real, pred *Side, pids map[uint32]uint32, have map[uint
 	}
 	first := func(s *Side) map[uint32]uint64 {
 		m := map[uint32]uint64{}
-		for i := range s.Bios {
-			b := &s.Bios[i]
-			if _, ok := m[b.PID]; !ok {
-				m[b.PID] = b.Cgroup
+		for i := range s.NumBios() {
+			if _, ok := m[s.bioPID(i)]; !ok {
+				m[s.bioPID(i)] = s.bioCgroup(i)
 			}
 		}
 		return m

@@ -77,24 +77,23 @@ func compareMerges(real, pred *Side) Merges {
 		return p
 	}
 	for side, s := range []*Side{real, pred} {
-		for i := range s.Bios {
-			b := &s.Bios[i]
-			switch b.Merge {
+		for i := range s.NumBios() {
+			switch s.bioMerge(i) {
 			case trace.MergeBack:
 				if side == 0 {
 					m.RealBack++
-					get(b.PID).RealBack++
+					get(s.bioPID(i)).RealBack++
 				} else {
 					m.PredBack++
-					get(b.PID).PredBack++
+					get(s.bioPID(i)).PredBack++
 				}
 			case trace.MergeFront:
 				if side == 0 {
 					m.RealFront++
-					get(b.PID).RealFront++
+					get(s.bioPID(i)).RealFront++
 				} else {
 					m.PredFront++
-					get(b.PID).PredFront++
+					get(s.bioPID(i)).PredFront++
 				}
 			}
 		}

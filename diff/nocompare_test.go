@@ -13,8 +13,8 @@ import (
 // shiftPIDs returns a copy of s with every pid moved by d, as a second run
 // of the workload has (same commands, other pids).
 func shiftPIDs(s *Side, d uint32) *Side {
-	bios := append([]trace.Bio(nil), s.Bios...)
-	reqs := append([]trace.Request(nil), s.Requests...)
+	bios := s.BioSlice()
+	reqs := s.RequestSlice()
 	for i := range bios {
 		bios[i].PID += d
 	}
@@ -76,8 +76,12 @@ func TestNoComparisonIsNotAgreement(t *testing.T) {
 // runs up.
 func TestMapByCommandPairsRuns(t *testing.T) {
 	real := synthSide(400, 3, 1)
-	for i := range real.Requests {
-		real.Requests[i].Comm = "fio"
+	{
+		reqs := real.RequestSlice()
+		for i := range reqs {
+			reqs[i].Comm = "fio"
+		}
+		real = FromData(real.Meta, real.BioSlice(), reqs, nil)
 	}
 	pred := shiftPIDs(real, 1000)
 	pids := MapByCommand(real, pred)
@@ -91,10 +95,10 @@ func TestMapByCommandPairsRuns(t *testing.T) {
 	}
 	cgs := MapCgroupsByProcess(real, pred, pids, nil)
 	res := Compare(real, pred.Remap(pids, cgs), Options{})
-	if res.Identity.Matched != len(real.Bios) || res.DispatchOrder.KendallTau != 1 {
-		t.Errorf("after mapping: matched %d of %d, tau %v; want all, 1", res.Identity.Matched, len(real.Bios), res.DispatchOrder.KendallTau)
+	if res.Identity.Matched != real.NumBios() || res.DispatchOrder.KendallTau != 1 {
+		t.Errorf("after mapping: matched %d of %d, tau %v; want all, 1", res.Identity.Matched, real.NumBios(), res.DispatchOrder.KendallTau)
 	}
-	if pred.Bios[0].PID < 1000 {
+	if pred.BioAt(0).PID < 1000 {
 		t.Errorf("Remap modified its receiver")
 	}
 }

@@ -16,12 +16,12 @@ type Identity struct {
 	Ordered       int `json:"ordered"`        // matched bios issued on both sides: the ones the dispatch order ranks
 }
 
-// BioRef names a bio on both sides: its key and its index in each Side's Bios.
+// BioRef names a bio on both sides: its key and its index among each Side's bios (Side.BioAt).
 type BioRef struct {
 	PID   uint32 `json:"pid"`
 	Index uint32 `json:"index"`
-	Real  int    `json:"-"` // index in the real Side's Bios
-	Pred  int    `json:"-"` // index in the predicted Side's Bios
+	Real  int    `json:"-"` // index among the real Side's bios (Side.BioAt)
+	Pred  int    `json:"-"` // index among the predicted Side's bios
 }
 
 // Point is a position in the real dispatch order and the times it stands for.
@@ -106,8 +106,8 @@ type Order struct {
 	Ranked          []Divergence `json:"ranked"` // at most Options.MaxDivergences, most severe first
 
 	// RealSequence lists the ranked bios in real dispatch order, as indexes
-	// into the real Side's Bios; PredictedSequence the same bios in
-	// predicted order, as indexes into the predicted Side's Bios.
+	// into the real Side's bios (Side.BioAt); PredictedSequence the same bios in
+	// predicted order, as indexes into the predicted Side's bios.
 	// Displacement[i] belongs to the bio at RealSequence[i].
 	RealSequence      []int32 `json:"-"`
 	PredictedSequence []int32 `json:"-"`
@@ -117,11 +117,14 @@ type Order struct {
 // matchBios merge-joins the two sides' bios (both sorted by (PID, Index))
 // and returns the index pairs of the matched ones.
 func matchBios(real, pred *Side) (rIdx, pIdx []int32, id Identity) {
-	n := min(len(real.Bios), len(pred.Bios))
+	nr, np := real.NumBios(), pred.NumBios()
+	n := min(nr, np)
 	rIdx, pIdx = make([]int32, 0, n), make([]int32, 0, n)
 	i, j := 0, 0
-	for i < len(real.Bios) && j < len(pred.Bios) {
-		switch c := bioKeyCmp(&real.Bios[i], &pred.Bios[j]); {
+	for i < nr && j < np {
+		rk := uint64(real.bioPID(i))<<32 | uint64(real.bioIndex(i))
+		pk := uint64(pred.bioPID(j))<<32 | uint64(pred.bioIndex(j))
+		switch c := cmp.Compare(rk, pk); {
 		case c < 0:
 			id.RealOnly++
 			i++
@@ -135,8 +138,8 @@ func matchBios(real, pred *Side) (rIdx, pIdx []int32, id Identity) {
 			j++
 		}
 	}
-	id.RealOnly += len(real.Bios) - i
-	id.PredictedOnly += len(pred.Bios) - j
+	id.RealOnly += nr - i
+	id.PredictedOnly += np - j
 	id.Matched = len(rIdx)
 	return rIdx, pIdx, id
 }
@@ -150,8 +153,8 @@ type keyed struct {
 func compareOrder(real, pred *Side, rIdx, pIdx []int32, opts Options) Order {
 	// 1. Keep the matched bios issued on both sides (candidates c, in
 	//    (PID, Index) order, so c itself breaks issue-time ties).
-	rc := make([]int32, len(real.Bios)) // bio index -> candidate, or -1
-	pc := make([]int32, len(pred.Bios))
+	rc := make([]int32, real.NumBios()) // bio index -> candidate, or -1
+	pc := make([]int32, pred.NumBios())
 	for i := range rc {
 		rc[i] = -1
 	}
@@ -161,7 +164,7 @@ func compareOrder(real, pred *Side, rIdx, pIdx []int32, opts Options) Order {
 	cr := make([]int32, 0, len(rIdx)) // candidate -> bio index on each side
 	cp := make([]int32, 0, len(rIdx))
 	for k := range rIdx {
-		if !real.Bios[rIdx[k]].Issue.Valid() || !pred.Bios[pIdx[k]].Issue.Valid() {
+		if !real.bioIssue(int(rIdx[k])).Valid() || !pred.bioIssue(int(pIdx[k])).Valid() {
 			continue
 		}
 		c := int32(len(cr))
@@ -208,12 +211,12 @@ func compareOrder(real, pred *Side, rIdx, pIdx []int32, opts Options) Order {
 		sumAbs += float64(ad)
 		if ad > o.MaxDisplacement {
 			o.MaxDisplacement = ad
-			o.MaxDisplaced = BioRef{PID: real.Bios[rbi].PID, Index: real.Bios[rbi].Index, Real: int(rbi), Pred: int(cp[c])}
+			o.MaxDisplaced = BioRef{PID: real.bioPID(int(rbi)), Index: real.bioIndex(int(rbi)), Real: int(rbi), Pred: int(cp[c])}
 		}
 		if o.FirstDivergence == nil {
 			pbi := o.PredictedSequence[i]
 			if pk := pc[pbi]; pk != c {
-				rb, pb := &real.Bios[rbi], &pred.Bios[pbi]
+				rb, pb := real.BioAt(int(rbi)), pred.BioAt(int(pbi))
 				o.FirstDivergence = &Point{
 					Position:  i,
 					Bio:       BioRef{PID: rb.PID, Index: rb.Index, Real: int(rbi), Pred: int(cp[c])},
@@ -389,32 +392,32 @@ func findDivergences(disp []int32, opts Options) []Divergence {
 
 // describeDivergence fills the times, bounds and served lists of d.
 func describeDivergence(d *Divergence, real, pred *Side, realSeq, predSeq, x []int32) {
-	d.RealStart = real.Bios[realSeq[d.First]].Issue
-	d.RealEnd = real.Bios[realSeq[d.Last]].Issue
-	d.PredStart = pred.Bios[predSeq[d.First]].Issue
-	d.PredEnd = pred.Bios[predSeq[d.Last]].Issue
+	d.RealStart = real.bioIssue(int(realSeq[d.First]))
+	d.RealEnd = real.bioIssue(int(realSeq[d.Last]))
+	d.PredStart = pred.bioIssue(int(predSeq[d.First]))
+	d.PredEnd = pred.bioIssue(int(predSeq[d.Last]))
 	d.PredFirst, d.PredLast = math.MaxInt, -1
 	for k := d.First; k <= d.Last; k++ {
 		d.PredFirst = min(d.PredFirst, int(x[k]))
 		d.PredLast = max(d.PredLast, int(x[k]))
-		d.Bytes += uint64(real.Bios[realSeq[k]].Bytes)
+		d.Bytes += uint64(real.bioBytes(int(realSeq[k])))
 	}
 	d.Real = served(real, realSeq[d.First:d.Last+1])
 	d.Predicted = served(pred, predSeq[d.First:d.Last+1])
 }
 
-// served tallies the bios s.Bios[idx...] by cgroup, process and queue.
+// served tallies the bios idx... of s by cgroup, process and queue.
 func served(s *Side, idx []int32) Served {
 	var cg, pr, qu tally
 	for _, i := range idx {
-		b := &s.Bios[i]
-		cg.add(b.Cgroup, b.Bytes)
-		pr.add(uint64(b.PID), b.Bytes)
-		k := uint64(b.PID) << 1
-		if isSync(b.Cat) {
+		pid, bytes := s.bioPID(int(i)), s.bioBytes(int(i))
+		cg.add(s.bioCgroup(int(i)), bytes)
+		pr.add(uint64(pid), bytes)
+		k := uint64(pid) << 1
+		if isSync(s.bioCat(int(i))) {
 			k |= 1
 		}
-		qu.add(k, b.Bytes)
+		qu.add(k, bytes)
 	}
 	for k := range cg.counts {
 		cg.counts[k].Name = cgroupPath(cg.counts[k].ID, s)

@@ -144,18 +144,20 @@ func TestReversedStretch(t *testing.T) {
 	// Reverse the issue times of requests 1000..1200 (in issue order, which
 	// is ID order here).
 	lo, hi := 1000, 1200
+	bBios, bReqs := b.BioSlice(), b.RequestSlice()
 	for i := lo; i <= hi; i++ {
 		j := hi - (i - lo)
 		if j <= i {
 			break
 		}
-		ri, rj := &b.Requests[i], &b.Requests[j]
+		ri, rj := &bReqs[i], &bReqs[j]
 		ri.Issue, rj.Issue = rj.Issue, ri.Issue
 	}
-	for k := range b.Bios {
-		bi := &b.Bios[k]
-		bi.Issue = b.Requests[bi.Request-1].Issue
+	for k := range bBios {
+		bi := &bBios[k]
+		bi.Issue = bReqs[bi.Request-1].Issue
 	}
+	b = FromData(b.Meta, bBios, bReqs, nil)
 	// Expected stretch: positions of the bios of those requests in real order.
 	r := Compare(a, b, Options{})
 	o := r.DispatchOrder
@@ -165,7 +167,7 @@ func TestReversedStretch(t *testing.T) {
 	d := o.Ranked[0]
 	first, last := -1, -1
 	for pos, bi := range o.RealSequence {
-		req := a.Bios[bi].Request
+		req := a.BioAt(int(bi)).Request
 		if req >= uint64(lo+1) && req <= uint64(hi+1) {
 			if first < 0 {
 				first = pos
@@ -176,8 +178,8 @@ func TestReversedStretch(t *testing.T) {
 	if d.First != first || d.Last != last {
 		t.Errorf("divergence %d..%d, want %d..%d", d.First, d.Last, first, last)
 	}
-	if d.RealStart != a.Requests[lo].Issue || d.RealEnd != a.Requests[hi].Issue {
-		t.Errorf("real span %s..%s, want %s..%s", d.RealStart, d.RealEnd, a.Requests[lo].Issue, a.Requests[hi].Issue)
+	if d.RealStart != a.RequestAt(lo).Issue || d.RealEnd != a.RequestAt(hi).Issue {
+		t.Errorf("real span %s..%s, want %s..%s", d.RealStart, d.RealEnd, a.RequestAt(lo).Issue, a.RequestAt(hi).Issue)
 	}
 	if o.FirstDivergence == nil || o.FirstDivergence.Position != first {
 		t.Errorf("first divergence %+v, want position %d", o.FirstDivergence, first)

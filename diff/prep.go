@@ -16,7 +16,7 @@ import (
 type sidePrep struct {
 	first, last trace.Time // span(): first Q, last C over the bios
 
-	// issueOrder lists the bios with a valid Issue, as indexes into Bios,
+	// issueOrder lists the bios with a valid Issue, as bio indexes (Side.BioAt),
 	// sorted by (Issue, index): the side's dispatch order.
 	issueOrder []int32
 
@@ -34,10 +34,6 @@ type sidePrep struct {
 	packed  bool // ev holds ((t-tlo)<<2 | kind) << idxBits | request, else request<<2 | kind
 	tlo     trace.Time
 	idxBits uint
-
-	// reqFirst[i] is PID<<32 | FirstBio of request i: a compact copy for
-	// random access.
-	reqFirst []uint64
 
 	// logged lists the think-time classes the scheduler logged, per
 	// (pid, sync) queue, by queue.
@@ -57,24 +53,12 @@ func (s *Side) prepared() *sidePrep {
 
 func (s *Side) computePrep() *sidePrep {
 	p := &sidePrep{first: trace.NoTime, last: trace.NoTime}
-	for i := range s.Bios {
-		b := &s.Bios[i]
-		if b.Queue.Valid() && (p.first == trace.NoTime || b.Queue < p.first) {
-			p.first = b.Queue
-		}
-		if b.Done.Valid() && (p.last == trace.NoTime || b.Done > p.last) {
-			p.last = b.Done
-		}
-	}
+	p.first, p.last = s.span()
 	// One scratch buffer for the sorts below.
-	scratch := make([]uint64, max(2*len(s.Bios), 3*len(s.Requests)))
-	p.issueOrder = issueOrder(s.Bios, scratch)
+	scratch := make([]uint64, max(2*s.NumBios(), 3*s.NumRequests()))
+	p.issueOrder = issueOrder(s, scratch)
 	p.q2c, p.d2c = latencies(s, scratch)
 	p.prepThink(s, scratch)
-	p.reqFirst = make([]uint64, len(s.Requests))
-	for i := range s.Requests {
-		p.reqFirst[i] = uint64(s.Requests[i].PID)<<32 | uint64(s.Requests[i].FirstBio)
-	}
 	p.prepLogged(s)
 	return p
 }
@@ -142,105 +126,14 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 	}
 }
 
-// permute reorders a in place so that a[j] becomes the old a[perm[j]];
-// perm must be a permutation of 0..len(a)-1, and is destroyed.
-func permute[T any](a []T, perm []int32) {
-	for i := range perm {
-		if perm[i] < 0 || int(perm[i]) == i {
-			continue
-		}
-		tmp := a[i]
-		j := i
-		for {
-			k := int(perm[j])
-			perm[j] = -1
-			if k == i {
-				a[j] = tmp
-				break
-			}
-			a[j] = a[k]
-			j = k
-		}
-	}
-}
-
-// sortPacked stably sorts a (len n) by the key key(i) ≥ 0 of each element,
-// keys spanning keyBits bits, by packing key<<idxBits | i into uint64 and
-// radix sorting; it returns false, doing nothing, when they do not fit.
-func sortPacked[T any](a []T, keyBits int, key func(i int) uint64) bool {
-	n := len(a)
-	idxBits := bits.Len(uint(n - 1))
-	if n > math.MaxInt32 || keyBits+idxBits > packBits {
-		return false
-	}
-	ks := make([]uint64, n)
-	for i := range a {
-		ks[i] = key(i)<<idxBits | uint64(i)
-	}
-	radixU64(ks, uint(idxBits), nil)
-	perm := make([]int32, n)
-	mask := uint64(1)<<idxBits - 1
-	for j, k := range ks {
-		perm[j] = int32(k & mask)
-	}
-	permute(a, perm)
-	return true
-}
-
-// sortBios sorts bios stably by (PID, Index).
-func sortBios(b []trace.Bio) {
-	n := len(b)
-	sorted := true
-	for i := 1; i < n; i++ {
-		if bioKeyCmp(&b[i-1], &b[i]) > 0 {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		return
-	}
-	minP, maxP, maxI := b[0].PID, b[0].PID, b[0].Index
-	for i := range b {
-		minP, maxP, maxI = min(minP, b[i].PID), max(maxP, b[i].PID), max(maxI, b[i].Index)
-	}
-	ib := bits.Len32(maxI)
-	if sortPacked(b, bits.Len32(maxP-minP)+ib, func(i int) uint64 { return uint64(b[i].PID-minP)<<ib | uint64(b[i].Index) }) {
-		return
-	}
-	slices.SortStableFunc(b, func(x, y trace.Bio) int { return bioKeyCmp(&x, &y) })
-}
-
-// sortRequests sorts requests stably by ID.
-func sortRequests(r []trace.Request) {
-	n := len(r)
-	sorted := true
-	for i := 1; i < n; i++ {
-		if r[i-1].ID > r[i].ID {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		return
-	}
-	lo, hi := r[0].ID, r[0].ID
-	for i := range r {
-		lo, hi = min(lo, r[i].ID), max(hi, r[i].ID)
-	}
-	if sortPacked(r, bits.Len64(hi-lo), func(i int) uint64 { return r[i].ID - lo }) {
-		return
-	}
-	slices.SortStableFunc(r, func(a, b trace.Request) int { return cmp.Compare(a.ID, b.ID) })
-}
-
 // issueOrder returns the indexes of the bios with a valid Issue sorted by
 // (Issue, index).
-func issueOrder(bios []trace.Bio, scratch []uint64) []int32 {
+func issueOrder(s *Side, scratch []uint64) []int32 {
 	lo, hi := trace.NoTime, trace.NoTime
 	m := 0
-	for i := range bios {
-		if t := bios[i].Issue; t.Valid() {
+	n := s.NumBios()
+	for i := range n {
+		if t := s.bioIssue(i); t.Valid() {
 			if m == 0 {
 				lo, hi = t, t
 			}
@@ -252,14 +145,14 @@ func issueOrder(bios []trace.Bio, scratch []uint64) []int32 {
 	if m == 0 {
 		return out
 	}
-	idxBits := bits.Len(uint(len(bios) - 1))
+	idxBits := bits.Len(uint(n - 1))
 	if bits.Len64(uint64(hi-lo))+idxBits <= packBits {
 		ks, buf := scratch[:0:m], scratch[m:]
 		if len(scratch) < 2*m {
 			ks, buf = make([]uint64, 0, m), nil
 		}
-		for i := range bios {
-			if t := bios[i].Issue; t.Valid() {
+		for i := range n {
+			if t := s.bioIssue(i); t.Valid() {
 				ks = append(ks, uint64(t-lo)<<idxBits|uint64(i))
 			}
 		}
@@ -271,8 +164,8 @@ func issueOrder(bios []trace.Bio, scratch []uint64) []int32 {
 		return out
 	}
 	ks := make([]keyed, 0, m)
-	for i := range bios {
-		if t := bios[i].Issue; t.Valid() {
+	for i := range n {
+		if t := s.bioIssue(i); t.Valid() {
 			ks = append(ks, keyed{t, int32(i)})
 		}
 	}
@@ -285,21 +178,21 @@ func issueOrder(bios []trace.Bio, scratch []uint64) []int32 {
 
 // latencies returns a side's Q2C and D2C samples in seconds, sorted.
 func latencies(s *Side, scratch []uint64) (q2c, d2c []float64) {
-	n := len(s.Requests)
+	n := s.NumRequests()
 	if len(scratch) < 3*n {
 		scratch = make([]uint64, 3*n)
 	}
 	q, d, buf := scratch[:0:n], scratch[n:n:2*n], scratch[2*n:3*n]
-	for i := range s.Requests {
-		r := &s.Requests[i]
-		if !r.Complete.Valid() {
+	for i := range n {
+		c := s.reqComplete(i)
+		if !c.Valid() {
 			continue
 		}
-		if r.Queue.Valid() && r.Complete >= r.Queue {
-			q = append(q, uint64(r.Complete-r.Queue))
+		if qt := s.reqQueue(i); qt.Valid() && c >= qt {
+			q = append(q, uint64(c-qt))
 		}
-		if r.Issue.Valid() && r.Complete >= r.Issue {
-			d = append(d, uint64(r.Complete-r.Issue))
+		if it := s.reqIssue(i); it.Valid() && c >= it {
+			d = append(d, uint64(c-it))
 		}
 	}
 	conv := func(k []uint64) []float64 {
@@ -313,58 +206,59 @@ func latencies(s *Side, scratch []uint64) (q2c, d2c []float64) {
 	return conv(q), conv(d)
 }
 
-// thinkInsert returns the insertion time computeThink uses for r: I, else Q.
-func thinkInsert(r *trace.Request) trace.Time {
-	if r.Insert.Valid() {
-		return r.Insert
+// thinkInsert returns the insertion time computeThink uses for request i:
+// I, else Q.
+func (s *Side) thinkInsert(i int) trace.Time {
+	if t := s.reqInsert(i); t.Valid() {
+		return t
 	}
-	return r.Queue
+	return s.reqQueue(i)
 }
 
 // prepThink numbers the sync queues and sorts each one's events.
 func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
-	reqs := s.Requests
+	nr := s.NumRequests()
 	// 1. Number the sync queues and count their events.
 	qIndex := map[uint32]int32{}
 	var counts []int
-	rq := make([]int32, len(reqs))
+	rq := make([]int32, nr)
 	tlo, thi := trace.Time(math.MaxInt64), trace.Time(math.MinInt64)
 	lastPID, lastK := uint32(0), int32(-1)
-	for i := range reqs {
-		r := &reqs[i]
+	for i := range nr {
 		rq[i] = -1
-		ins := thinkInsert(r)
-		if !isSync(r.Cat) || r.Flags&trace.FlagMergedAway != 0 || !ins.Valid() {
+		ins := s.thinkInsert(i)
+		if !isSync(s.reqCat(i)) || s.reqFlags(i)&trace.FlagMergedAway != 0 || !ins.Valid() {
 			continue
 		}
+		pid := s.reqPID(i)
 		k := lastK
-		if k < 0 || r.PID != lastPID {
+		if k < 0 || pid != lastPID {
 			var ok bool
-			k, ok = qIndex[r.PID]
+			k, ok = qIndex[pid]
 			if !ok {
 				k = int32(len(p.queues))
-				qIndex[r.PID] = k
-				p.queues = append(p.queues, r.PID)
+				qIndex[pid] = k
+				p.queues = append(p.queues, pid)
 				counts = append(counts, 0)
 				p.firstQ = append(p.firstQ, ins)
 			}
-			lastPID, lastK = r.PID, k
+			lastPID, lastK = pid, k
 		}
 		rq[i] = k
 		counts[k]++
-		qt := r.Queue
+		qt := s.reqQueue(i)
 		if !qt.Valid() {
 			qt = ins
 		}
 		p.firstQ[k] = min(p.firstQ[k], qt)
 		tlo, thi = min(tlo, ins), max(thi, ins)
-		if r.Issue.Valid() {
+		if t := s.reqIssue(i); t.Valid() {
 			counts[k]++
-			tlo, thi = min(tlo, r.Issue), max(thi, r.Issue)
+			tlo, thi = min(tlo, t), max(thi, t)
 		}
-		if r.Complete.Valid() {
+		if t := s.reqComplete(i); t.Valid() {
 			counts[k]++
-			tlo, thi = min(tlo, r.Complete), max(thi, r.Complete)
+			tlo, thi = min(tlo, t), max(thi, t)
 		}
 	}
 	nq := len(p.queues)
@@ -378,7 +272,7 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 	// 2. Lay every queue's events out in one array, in request order:
 	//    packed as ((t-tlo)<<2 | kind) << idxBits | request when that fits
 	//    in 64 bits, else as request<<2 | kind.
-	p.idxBits = uint(bits.Len(uint(len(reqs) - 1)))
+	p.idxBits = uint(bits.Len(uint(nr - 1)))
 	p.tlo = tlo
 	p.packed = bits.Len64(uint64(thi-tlo))+2+int(p.idxBits) <= packBits
 	fill := slices.Clone(p.off[:nq])
@@ -391,18 +285,17 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 		}
 		fill[k]++
 	}
-	for i := range reqs {
+	for i := range nr {
 		k := rq[i]
 		if k < 0 {
 			continue
 		}
-		r := &reqs[i]
-		put(k, thinkInsert(r), ttInsert, i)
-		if r.Issue.Valid() {
-			put(k, r.Issue, ttIssue, i)
+		put(k, s.thinkInsert(i), ttInsert, i)
+		if t := s.reqIssue(i); t.Valid() {
+			put(k, t, ttIssue, i)
 		}
-		if r.Complete.Valid() {
-			put(k, r.Complete, ttComplete, i)
+		if t := s.reqComplete(i); t.Valid() {
+			put(k, t, ttComplete, i)
 		}
 	}
 	// 3. Sort each queue's events by (time, kind, request).
@@ -447,14 +340,14 @@ func (p *sidePrep) event(s *Side, e uint64) (t trace.Time, kind uint64, req int)
 
 // evTime returns the time of an unpacked event.
 func (p *sidePrep) evTime(s *Side, e uint64) trace.Time {
-	r := &s.Requests[e>>2]
+	i := int(e >> 2)
 	switch e & 3 {
 	case ttInsert:
-		return thinkInsert(r)
+		return s.thinkInsert(i)
 	case ttIssue:
-		return r.Issue
+		return s.reqIssue(i)
 	}
-	return r.Complete
+	return s.reqComplete(i)
 }
 
 // prepLogged collects the think-time classes the side's scheduler logged.

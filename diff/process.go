@@ -46,25 +46,26 @@ func compareProcesses(real, pred *Side, opts Options) ([]Process, contention) {
 	}
 	procs := map[uint32]*acc{}
 	for side, s := range []*Side{real, pred} {
-		for i := range s.Bios {
-			b := &s.Bios[i]
-			if !b.Done.Valid() || b.Done < 0 {
+		for i := range s.NumBios() {
+			done := s.bioDone(i)
+			if !done.Valid() || done < 0 {
 				continue
 			}
-			a := procs[b.PID]
+			pid := s.bioPID(i)
+			a := procs[pid]
 			if a == nil {
-				a = &acc{cgroup: b.Cgroup}
-				procs[b.PID] = a
+				a = &acc{cgroup: s.bioCgroup(i)}
+				procs[pid] = a
 			}
 			if !a.seen[side] {
 				a.seen[side] = true
-				a.first[side], a.last[side] = int64(b.Done), int64(b.Done)
+				a.first[side], a.last[side] = int64(done), int64(done)
 			}
-			if b.Queue.Valid() {
-				a.first[side] = min(a.first[side], int64(b.Queue))
+			if q := s.bioQueue(i); q.Valid() {
+				a.first[side] = min(a.first[side], int64(q))
 			}
-			a.last[side] = max(a.last[side], int64(b.Done))
-			a.bytes[side] += uint64(b.Bytes)
+			a.last[side] = max(a.last[side], int64(done))
+			a.bytes[side] += uint64(s.bioBytes(i))
 		}
 	}
 	rate := func(a *acc, side int) float64 {
@@ -84,11 +85,10 @@ func compareProcesses(real, pred *Side, opts Options) ([]Process, contention) {
 		sum[1] += rate(procs[pid], 1)
 	}
 	comm := map[uint32]string{}
-	for i := range real.Requests {
-		r := &real.Requests[i]
-		if r.Comm != "" {
-			if _, ok := comm[r.PID]; !ok {
-				comm[r.PID] = r.Comm
+	for i := range real.NumRequests() {
+		if c := real.reqComm(i); c != "" {
+			if _, ok := comm[real.reqPID(i)]; !ok {
+				comm[real.reqPID(i)] = c
 			}
 		}
 	}

@@ -36,7 +36,7 @@ type Result struct {
 
 	// RealSide and PredSide are the compared Sides; the indexes in
 	// DispatchOrder sequences, Divergence served lists and BioRefs point
-	// into their Bios.
+	// at their bios (Side.BioAt).
 	RealSide *Side `json:"-"`
 	PredSide *Side `json:"-"`
 }
@@ -54,8 +54,8 @@ func Compare(real, pred *Side, opts Options) *Result {
 		RecordedScheduler: opts.RecordedScheduler,
 		Scheduler:         pred.schedulerName(),
 		Kernel:            pred.Meta.Kernel,
-		Requests:          len(real.Requests),
-		PredictedRequests: len(pred.Requests),
+		Requests:          real.NumRequests(),
+		PredictedRequests: pred.NumRequests(),
 		WallSeconds:       spanSeconds(rp.first, rp.last),
 		SimulatedSeconds:  spanSeconds(pp.first, pp.last),
 		RealSide:          real,

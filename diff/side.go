@@ -22,13 +22,13 @@ type Message struct {
 // its scheduler messages. Build it with Load, or NewSide, Add for each event
 // and Finish; or, for synthetic data, with FromData.
 //
-// After Finish, Bios are sorted by (PID, Index), Requests by ID, and
+// The bios and requests are kept compactly, column by column (see
+// store.go), and read with NumBios, BioAt, NumRequests and RequestAt.
+// After Finish, bios are in (PID, Index) order, requests in ID order, and
 // Messages by Time (stable, so same-time messages keep their trace order).
 // A Side is read-only once finished; Compare does not modify it.
 type Side struct {
 	Meta     trace.Meta
-	Bios     []trace.Bio
-	Requests []trace.Request
 	Messages []Message
 
 	// Duplicates counts bios dropped because their (PID, Index) was already
@@ -37,21 +37,32 @@ type Side struct {
 	// Stats are the Rebuilder's counters (zero for FromData).
 	Stats trace.RebuildStats
 
-	rb     *trace.Rebuilder // while loading
-	reqsIn chunked[trace.Request]
-	biosIn chunked[trace.Bio]
+	rb *trace.Rebuilder // while loading
 
-	reqPos   []int32 // Requests index by ID-1 when IDs are dense, else nil
-	finished bool
+	bios    bioTable
+	reqs    reqTable
+	cats    intern[trace.Category]
+	comms   intern[string]
+	cgroups intern[uint64]
+
+	sparseIDs bool // request IDs are not 1..NumRequests: Request searches
+	finished  bool
 
 	prepOnce sync.Once
 	prep     *sidePrep // see prepared
 }
 
-// FromData builds a finished Side from already rebuilt data. The slices are
-// taken over (sorted in place), not copied.
+// FromData builds a finished Side from already rebuilt data: the bios and
+// requests are copied into the Side's tables, msgs is taken over (sorted
+// in place).
 func FromData(meta trace.Meta, bios []trace.Bio, reqs []trace.Request, msgs []Message) *Side {
-	s := &Side{Meta: meta, Bios: bios, Requests: reqs, Messages: msgs}
+	s := &Side{Meta: meta, Messages: msgs}
+	for i := range bios {
+		s.addBio(&bios[i])
+	}
+	for i := range reqs {
+		s.addRequest(&reqs[i])
+	}
 	s.finish()
 	return s
 }
@@ -69,75 +80,75 @@ func (s *Side) finish() {
 		return
 	}
 	s.finished = true
-	sortBios(s.Bios)
-	// Drop duplicate keys, keeping the first.
-	out := s.Bios[:0]
-	for i := range s.Bios {
-		if len(out) > 0 && bioKeyCmp(&out[len(out)-1], &s.Bios[i]) == 0 {
-			s.Duplicates++
-			continue
-		}
-		out = append(out, s.Bios[i])
-	}
-	s.Bios = out
-	sortRequests(s.Requests)
+	s.sortTables()
 	if !slices.IsSortedFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) }) {
 		slices.SortStableFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) })
 	}
-	dense := true
-	for i := range s.Requests {
-		if s.Requests[i].ID != uint64(i+1) {
-			dense = false
+	s.sparseIDs = false
+	for i := range s.reqs.n {
+		if s.reqID(i) != uint64(i+1) {
+			s.sparseIDs = true
 			break
 		}
 	}
-	if dense {
-		s.reqPos = nil
-	} else {
-		s.reqPos = []int32{} // marker: use binary search
-	}
 }
 
-// Request returns the index in Requests of the request with the given ID,
-// or -1.
+// Request returns the index of the request with the given ID, or -1.
 func (s *Side) Request(id uint64) int {
 	if id == 0 {
 		return -1
 	}
-	if s.reqPos == nil {
-		if id <= uint64(len(s.Requests)) {
+	n := s.reqs.n
+	if !s.sparseIDs {
+		if id <= uint64(n) {
 			return int(id - 1)
 		}
 		return -1
 	}
-	i, ok := slices.BinarySearchFunc(s.Requests, id, func(r trace.Request, id uint64) int { return cmp.Compare(r.ID, id) })
-	if !ok {
-		return -1
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.reqID(m) < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return i
+	if lo < n && s.reqID(lo) == id {
+		return lo
+	}
+	return -1
 }
 
-// Bio returns the index in Bios of the bio (pid, index), or -1.
+// Bio returns the index of the bio (pid, index), or -1.
 func (s *Side) Bio(pid, index uint32) int {
-	k := trace.Bio{PID: pid, Index: index}
-	i, ok := slices.BinarySearchFunc(s.Bios, &k, func(b trace.Bio, k *trace.Bio) int { return bioKeyCmp(&b, k) })
-	if !ok {
-		return -1
+	k := uint64(pid)<<32 | uint64(index)
+	n := s.bios.n
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if uint64(s.bioPID(m))<<32|uint64(s.bioIndex(m)) < k {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return i
+	if lo < n && s.bioPID(lo) == pid && s.bioIndex(lo) == index {
+		return lo
+	}
+	return -1
 }
 
 // span returns the first queue time and the last completion time over the
 // side's bios (NoTime, NoTime when none completed).
 func (s *Side) span() (first, last trace.Time) {
 	first, last = trace.NoTime, trace.NoTime
-	for i := range s.Bios {
-		b := &s.Bios[i]
-		if b.Queue.Valid() && (first == trace.NoTime || b.Queue < first) {
-			first = b.Queue
+	for i := range s.bios.n {
+		if q := s.bioQueue(i); q.Valid() && (first == trace.NoTime || q < first) {
+			first = q
 		}
-		if b.Done.Valid() && (last == trace.NoTime || b.Done > last) {
-			last = b.Done
+		if d := s.bioDone(i); d.Valid() && (last == trace.NoTime || d > last) {
+			last = d
 		}
 	}
 	return first, last

@@ -58,8 +58,8 @@ func synthSide(n, procs int, seed uint64) *Side {
 }
 
 func cloneSide(s *Side) *Side {
-	b := append([]trace.Bio(nil), s.Bios...)
-	r := append([]trace.Request(nil), s.Requests...)
+	b := s.BioSlice()
+	r := s.RequestSlice()
 	m := append([]Message(nil), s.Messages...)
 	return FromData(s.Meta, b, r, m)
 }

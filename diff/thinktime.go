@@ -119,7 +119,7 @@ const (
 // Side by sidePrep.prepThink) under opts.
 func computeThink(s *Side, opts Options) thinkSide {
 	p := s.prepared()
-	ts := thinkSide{class: make([]int8, len(s.Requests)), queues: p.queues, series: make([][]ThinkPoint, len(p.queues)), logged: p.logged}
+	ts := thinkSide{class: make([]int8, s.NumRequests()), queues: p.queues, series: make([][]ThinkPoint, len(p.queues)), logged: p.logged}
 	for i := range ts.class {
 		ts.class[i] = -1
 	}
@@ -277,20 +277,19 @@ func compareThink(real, pred *Side, rIdx, pIdx []int32, opts Options) ThinkTime 
 	}
 	agree := 0
 	lastPID, lastK := uint32(0), int32(-1)
-	rFirst := real.prepared().reqFirst
 	for k := range rIdx {
 		// Real requests by their first bio, found among the matched bios.
-		rb := &real.Bios[rIdx[k]]
-		i := real.Request(rb.Request)
+		rb := int(rIdx[k])
+		i := real.Request(real.bioRequest(rb))
 		if i < 0 {
 			continue
 		}
 		rc := rt.class[i]
-		if rc < 0 || rFirst[i] != uint64(rb.PID)<<32|uint64(rb.Index) {
+		pid := real.bioPID(rb)
+		if rc < 0 || real.reqPID(i) != pid || real.reqFirstBio(i) != real.bioIndex(rb) {
 			continue
 		}
-		pid := rb.PID
-		pi := pred.Request(pred.Bios[pIdx[k]].Request)
+		pi := pred.Request(pred.bioRequest(int(pIdx[k])))
 		if pi < 0 || pt.class[pi] < 0 {
 			continue
 		}

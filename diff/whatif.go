@@ -116,8 +116,8 @@ func countDecisions(s *Side) map[string]int {
 			n[CountQueueMerges]++
 		}
 	}
-	for i := range s.Bios {
-		switch s.Bios[i].Merge {
+	for i := range s.NumBios() {
+		switch s.bioMerge(i) {
 		case trace.MergeBack:
 			n[CountBackMerges]++
 		case trace.MergeFront:
@@ -131,12 +131,12 @@ func countDecisions(s *Side) map[string]int {
 // C over the side's requests' span (first D to last C).
 func inFlight(s *Side) float64 {
 	var ev []int64 // t<<1 | (0 complete, 1 dispatch): completions first at equal times
-	for i := range s.Requests {
-		r := &s.Requests[i]
-		if !r.Issue.Valid() || !r.Complete.Valid() || r.Complete < r.Issue {
+	for i := range s.NumRequests() {
+		iss, c := s.reqIssue(i), s.reqComplete(i)
+		if !iss.Valid() || !c.Valid() || c < iss {
 			continue
 		}
-		ev = append(ev, int64(r.Issue)<<1|1, int64(r.Complete)<<1)
+		ev = append(ev, int64(iss)<<1|1, int64(c)<<1)
 	}
 	if len(ev) == 0 {
 		return 0

@@ -47,19 +47,27 @@ type interval struct{ from, to int64 }
 const minComparedFraction = 0.05
 
 // busySets returns each key's merged busy intervals on a side.
-func busySets(s *Side, key func(*trace.Bio) uint64, bridge int64) map[uint64][]interval {
+func busySets(s *Side, key bioKeyFunc, bridge int64) map[uint64][]interval {
 	type qb struct {
 		k     uint64
 		q, d  int64
 		index int
 	}
-	var all []qb
-	for i := range s.Bios {
-		b := &s.Bios[i]
-		if !b.Done.Valid() || !b.Queue.Valid() || b.Done < b.Queue {
-			continue
+	busy := func(i int) (q, d trace.Time, ok bool) {
+		q, d = s.bioQueue(i), s.bioDone(i)
+		return q, d, d.Valid() && q.Valid() && d >= q
+	}
+	n := 0
+	for i := range s.NumBios() {
+		if _, _, ok := busy(i); ok {
+			n++
 		}
-		all = append(all, qb{key(b), int64(b.Queue), int64(b.Done), i})
+	}
+	all := make([]qb, 0, n) // sized once: this is the diff's largest scratch
+	for i := range s.NumBios() {
+		if q, d, ok := busy(i); ok {
+			all = append(all, qb{key(s, i), int64(q), int64(d), i})
+		}
 	}
 	slices.SortFunc(all, func(a, b qb) int {
 		if c := cmp.Compare(a.k, b.k); c != 0 {
@@ -167,28 +175,29 @@ type sideWindow struct {
 }
 
 // measure accumulates the bios completing in ivs by key.
-func measure(s *Side, ivs []interval, key func(*trace.Bio) uint64) *sideWindow {
+func measure(s *Side, ivs []interval, key bioKeyFunc) *sideWindow {
 	w := &sideWindow{ivs: ivs, ns: length(ivs), keys: map[uint64]*keyFigures{}}
 	if w.ns <= 0 {
 		return w
 	}
-	for i := range s.Bios {
-		b := &s.Bios[i]
-		if !b.Done.Valid() || !contains(ivs, int64(b.Done)) {
+	for i := range s.NumBios() {
+		done := s.bioDone(i)
+		if !done.Valid() || !contains(ivs, int64(done)) {
 			continue
 		}
-		k := key(b)
+		k := key(s, i)
 		f := w.keys[k]
 		if f == nil {
 			f = &keyFigures{}
 			w.keys[k] = f
 		}
-		f.bytes += uint64(b.Bytes)
+		bytes := uint64(s.bioBytes(i))
+		f.bytes += bytes
 		f.bios++
-		w.total.bytes += uint64(b.Bytes)
+		w.total.bytes += bytes
 		w.total.bios++
-		if b.Queue.Valid() && b.Done >= b.Queue {
-			l := float64(b.Done-b.Queue) / 1e9
+		if q := s.bioQueue(i); q.Valid() && done >= q {
+			l := float64(done-q) / 1e9
 			f.lat = append(f.lat, l)
 			w.total.lat = append(w.total.lat, l)
 		}
@@ -242,19 +251,21 @@ func comparedKeys(realBytes, predBytes map[uint64]uint64, want map[uint64]int) [
 	return out
 }
 
-func bytesBy(s *Side, key func(*trace.Bio) uint64) map[uint64]uint64 {
+func bytesBy(s *Side, key bioKeyFunc) map[uint64]uint64 {
 	m := map[uint64]uint64{}
-	for i := range s.Bios {
-		b := &s.Bios[i]
-		if b.Done.Valid() && b.Done >= 0 {
-			m[key(b)] += uint64(b.Bytes)
+	for i := range s.NumBios() {
+		if d := s.bioDone(i); d.Valid() && d >= 0 {
+			m[key(s, i)] += uint64(s.bioBytes(i))
 		}
 	}
 	return m
 }
 
-func cgroupKey(b *trace.Bio) uint64 { return b.Cgroup }
-func pidKey(b *trace.Bio) uint64    { return uint64(b.PID) }
+// bioKeyFunc returns a key of bio i of s.
+type bioKeyFunc func(s *Side, i int) uint64
+
+func cgroupKey(s *Side, i int) uint64 { return s.bioCgroup(i) }
+func pidKey(s *Side, i int) uint64    { return uint64(s.bioPID(i)) }
 
 // contention is both sides' contention windows for one kind of key.
 type contention struct {
@@ -263,7 +274,7 @@ type contention struct {
 	fallback   bool // a side's window is its whole active span
 }
 
-func contentionOf(real, pred *Side, key func(*trace.Bio) uint64, want map[uint64]int, bridge int64) contention {
+func contentionOf(real, pred *Side, key bioKeyFunc, want map[uint64]int, bridge int64) contention {
 	keys := comparedKeys(bytesBy(real, key), bytesBy(pred, key), want)
 	c := contention{keys: keys}
 	win := func(s *Side) []interval {

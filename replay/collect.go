@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/tracesched/tracesched/internal/column"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -305,6 +306,7 @@ func (c *Collector) Workload() (*Workload, error) {
 		return nil, errors.New("capture has no bios to replay")
 	}
 	s := c.devs[best]
+	s.recs.seal()
 	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: s.perPID}
 	switch {
 	case s.flushD > 0:
@@ -357,25 +359,63 @@ const (
 	recPlugEnd
 )
 
-// recordStore holds records in fixed chunks, so that it grows without
-// copying and holds no pointers for the collector to scan.
+// recordStore holds records column by column (internal/column: a few
+// bytes per field, since the records come in queue order), so that it
+// grows without copying and holds no pointers for the collector to scan.
 type recordStore struct {
-	chunks [][]storedRecord
-	n      int
+	sector, cgroup, pid, index, bytes, comm, cat, flags column.Uints
+	queue, issue, done, got, doneF, doneFF              column.Times
+	n                                                   int
 }
 
-const storeChunk = 1 << 14
-
 func (s *recordStore) add(r storedRecord) {
-	if s.n%storeChunk == 0 {
-		s.chunks = append(s.chunks, make([]storedRecord, 0, storeChunk))
-	}
-	ch := &s.chunks[len(s.chunks)-1]
-	*ch = append(*ch, r)
+	s.sector.Append(r.sector)
+	s.cgroup.Append(r.cgroup)
+	s.pid.Append(uint64(r.pid))
+	s.index.Append(uint64(r.index))
+	s.bytes.Append(uint64(r.bytes))
+	s.comm.Append(uint64(r.comm))
+	s.cat.Append(uint64(r.cat))
+	s.flags.Append(uint64(r.flags))
+	s.queue.Append(int64(r.queue))
+	s.issue.Append(int64(r.issue))
+	s.done.Append(int64(r.done))
+	s.got.Append(int64(r.got))
+	s.doneF.Append(int64(r.doneF))
+	s.doneFF.Append(int64(r.doneFF))
 	s.n++
 }
 
-func (s *recordStore) at(i int) *storedRecord { return &s.chunks[i/storeChunk][i%storeChunk] }
+// seal codes the records not yet coded: call it once every record is in.
+func (s *recordStore) seal() {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags} {
+		c.Seal()
+	}
+	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
+		c.Seal()
+	}
+}
+
+// bytesHeld returns the memory the store holds, in bytes.
+func (s *recordStore) bytesHeld() int {
+	n := 0
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags} {
+		n += c.Bytes()
+	}
+	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
+		n += c.Bytes()
+	}
+	return n
+}
+
+func (s *recordStore) at(i int) storedRecord {
+	return storedRecord{
+		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), index: uint32(s.index.At(i)),
+		bytes: uint32(s.bytes.At(i)), comm: uint32(s.comm.At(i)), cat: trace.Category(s.cat.At(i)), flags: uint8(s.flags.At(i)),
+		queue: trace.Time(s.queue.At(i)), issue: trace.Time(s.issue.At(i)), done: trace.Time(s.done.At(i)),
+		got: trace.Time(s.got.At(i)), doneF: trace.Time(s.doneF.At(i)), doneFF: trace.Time(s.doneFF.At(i)),
+	}
+}
 
 // nameTable interns process names: id 0 is "".
 type nameTable struct {

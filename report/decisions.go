@@ -204,8 +204,9 @@ func sizeBuckets(s *diff.Side) map[int][]float64 {
 	if s == nil {
 		return out
 	}
-	for i := range s.Requests {
-		rq := &s.Requests[i]
+	for i := range s.NumRequests() {
+		rqv := s.RequestAt(i)
+		rq := &rqv
 		if !rq.Issue.Valid() || !rq.Complete.Valid() || rq.Complete < rq.Issue || rq.Bytes == 0 {
 			continue
 		}

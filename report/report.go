@@ -489,7 +489,7 @@ func lenBios(s *diff.Side) int {
 	if s == nil {
 		return 0
 	}
-	return len(s.Bios)
+	return s.NumBios()
 }
 
 func lenMsgs(s *diff.Side) int {

@@ -151,9 +151,10 @@ func id1(id uint64) []uint64 { return []uint64{id} }
 func (r *Report) processColours(pids []uint64) []int {
 	cg := map[uint64]uint64{}
 	if s := r.res.RealSide; s != nil {
-		for i := range s.Bios {
-			if _, ok := cg[uint64(s.Bios[i].PID)]; !ok {
-				cg[uint64(s.Bios[i].PID)] = s.Bios[i].Cgroup
+		for i := range s.NumBios() {
+			b := s.BioAt(i)
+			if _, ok := cg[uint64(b.PID)]; !ok {
+				cg[uint64(b.PID)] = b.Cgroup
 			}
 		}
 	}
@@ -196,8 +197,9 @@ func (r *Report) comms() map[uint32]string {
 			continue
 		}
 		last := uint32(0)
-		for i := range s.Requests {
-			rq := &s.Requests[i]
+		for i := range s.NumRequests() {
+			rqv := s.RequestAt(i)
+			rq := &rqv
 			if rq.Comm == "" || (rq.PID == last && i > 0) {
 				continue
 			}
@@ -501,8 +503,9 @@ func (r *Report) thinkSection() {
 		if s == nil {
 			return out
 		}
-		for i := range s.Bios {
-			b := &s.Bios[i]
+		for i := range s.NumBios() {
+			bv := s.BioAt(i)
+			b := &bv
 			if b.Merge != trace.MergeNone && b.Queue.Valid() && b.Queue >= 0 {
 				out[min(int(int64(b.Queue)/win), nw-1)]++
 			}

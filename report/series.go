@@ -43,8 +43,8 @@ func sideEnd(sides ...*diff.Side) int64 {
 		if s == nil {
 			continue
 		}
-		for i := range s.Bios {
-			if d := s.Bios[i].Done; d.Valid() && int64(d) > end {
+		for i := range s.NumBios() {
+			if d := s.BioAt(i).Done; d.Valid() && int64(d) > end {
 				end = int64(d)
 			}
 		}
@@ -65,8 +65,9 @@ func binBytes(s *diff.Side, win int64, n int, key func(b *trace.Bio) uint64) bin
 	if s == nil {
 		return bb
 	}
-	for i := range s.Bios {
-		b := &s.Bios[i]
+	for i := range s.NumBios() {
+		bv := s.BioAt(i)
+		b := &bv
 		if !b.Done.Valid() || b.Done < 0 {
 			continue
 		}
@@ -140,8 +141,9 @@ func latencyOf(s *diff.Side) (q2c, d2c map[uint64][]float64) {
 	}
 	// Count first, so that each slice is allocated once.
 	nq, nd := map[uint64]int{}, map[uint64]int{}
-	for i := range s.Requests {
-		r := &s.Requests[i]
+	for i := range s.NumRequests() {
+		rv := s.RequestAt(i)
+		r := &rv
 		if !r.Complete.Valid() {
 			continue
 		}
@@ -158,8 +160,9 @@ func latencyOf(s *diff.Side) (q2c, d2c map[uint64][]float64) {
 	for k, n := range nd {
 		d2c[k] = make([]float64, 0, n)
 	}
-	for i := range s.Requests {
-		r := &s.Requests[i]
+	for i := range s.NumRequests() {
+		rv := s.RequestAt(i)
+		r := &rv
 		if !r.Complete.Valid() {
 			continue
 		}

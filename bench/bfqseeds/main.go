@@ -233,20 +233,21 @@ func measure(dir string, r run) (Row, error) {
 		injectReport(pred)
 	}
 	res := diff.Compare(real, pred, diff.Options{Weights: weights, SliceIdle: si, IdleOff: idleOff})
-	row := Row{Name: r.Name, Kernel: kernel, Weights: weights, Set: set, RealReqs: len(real.Requests), PredReqs: len(pred.Requests)}
+	row := Row{Name: r.Name, Kernel: kernel, Weights: weights, Set: set, RealReqs: real.NumRequests(), PredReqs: pred.NumRequests()}
 	keyOf := func(q *trace.Request) uint64 { return q.Cgroup }
 	if r.ByPID {
 		keyOf = func(q *trace.Request) uint64 { return uint64(q.PID) }
 	}
-	keys := keySet(real.Requests, keyOf)
-	rs, rr, rcg, rw := shares(real.Requests, keys, keyOf)
-	ps, pr, pcg, pw := shares(pred.Requests, keys, keyOf)
+	realReqs, predReqs := real.RequestSlice(), pred.RequestSlice()
+	keys := keySet(realReqs, keyOf)
+	rs, rr, rcg, rw := shares(realReqs, keys, keyOf)
+	ps, pr, pcg, pw := shares(predReqs, keys, keyOf)
 	row.RealWindows, row.PredWindows = rw, pw
-	ris, rir := issueShares(real.Requests, keys, keyOf, 0.98)
-	pis, pir := issueShares(pred.Requests, keys, keyOf, 0.98)
+	ris, rir := issueShares(realReqs, keys, keyOf, 0.98)
+	pis, pir := issueShares(predReqs, keys, keyOf, 0.98)
 	row.RealIssueRatio, row.PredIssueRatio = rir, pir
-	_, row.RealHalfRatio = issueShares(real.Requests, keys, keyOf, 0.5)
-	_, row.PredHalfRatio = issueShares(pred.Requests, keys, keyOf, 0.5)
+	_, row.RealHalfRatio = issueShares(realReqs, keys, keyOf, 0.5)
+	_, row.PredHalfRatio = issueShares(predReqs, keys, keyOf, 0.5)
 	for i, k := range keys {
 		row.Keys = append(row.Keys, fmt.Sprint(k))
 		row.RealShare = append(row.RealShare, rs[i])
@@ -262,15 +263,15 @@ func measure(dir string, r run) (Row, error) {
 	}
 	row.RealRatio, row.PredRatio = rr, pr
 	row.RealCgMiBs, row.PredCgMiBs = rcg, pcg
-	row.RealMiBs = mibs(real.Requests)
-	row.PredMiBs = mibs(pred.Requests)
+	row.RealMiBs = mibs(realReqs)
+	row.PredMiBs = mibs(predReqs)
 	row.Tau = res.DispatchOrder.KendallTau
 	row.MeanDisp = res.DispatchOrder.MeanDisplacement
 	tt := res.ThinkTime
 	row.ThinkAgree, row.ThinkCompared = tt.Agreement, tt.Compared
 	row.RealLogged, row.PredLogged = tt.RealLogged, tt.PredLogged
-	row.RealWinRatio = windowRatios(real.Requests, keys, keyOf)
-	row.PredWinRatio = windowRatios(pred.Requests, keys, keyOf)
+	row.RealWinRatio = windowRatios(realReqs, keys, keyOf)
+	row.PredWinRatio = windowRatios(predReqs, keys, keyOf)
 	var n int
 	for _, q := range tt.PerQueue {
 		if !q.Sync {
@@ -497,8 +498,8 @@ func mibs(reqs []trace.Request) float64 {
 
 func firstQ(s *diff.Side) trace.Time {
 	lo := trace.Time(1<<62 - 1)
-	for i := range s.Requests {
-		if t := s.Requests[i].Queue; t != trace.NoTime && t < lo {
+	for i := range s.NumRequests() {
+		if t := s.RequestAt(i).Queue; t != trace.NoTime && t < lo {
 			lo = t
 		}
 	}
@@ -524,9 +525,9 @@ func mergeAfter(s *diff.Side) float64 {
 		// "bfq<pid>S ... scheduling merge with queue <pid>"
 		var created trace.Time = -1 << 62
 		for _, pid := range pidsIn(m.Text) {
-			for j := range s.Requests {
-				if s.Requests[j].PID == pid && s.Requests[j].Queue != trace.NoTime {
-					created = max(created, s.Requests[j].Queue)
+			for j := range s.NumRequests() {
+				if r := s.RequestAt(j); r.PID == pid && r.Queue != trace.NoTime {
+					created = max(created, r.Queue)
 					break
 				}
 			}
@@ -730,7 +731,7 @@ func injectReport(s *diff.Side) {
 			evs = append(evs, ev{m.Time, 0})
 		}
 	}
-	reqs := append([]trace.Request(nil), s.Requests...)
+	reqs := s.RequestSlice()
 	sort.Slice(reqs, func(a, b int) bool { return reqs[a].Issue < reqs[b].Issue })
 	type k struct{ cg, in uint64 }
 	bytes := map[k]float64{}

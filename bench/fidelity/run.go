@@ -74,8 +74,9 @@ func throughput(s *diff.Side) (mibps, inflight float64) {
 		return 0, 0
 	}
 	var bytes, busy float64
-	for i := range s.Requests {
-		r := &s.Requests[i]
+	for i := range s.NumRequests() {
+		rv := s.RequestAt(i)
+		r := &rv
 		if !r.Complete.Valid() {
 			continue
 		}
@@ -282,8 +283,9 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 func window(s *diff.Side, ids []uint64) (lo, hi trace.Time, ok bool) {
 	first := map[uint64]trace.Time{}
 	last := map[uint64]trace.Time{}
-	for i := range s.Requests {
-		r := &s.Requests[i]
+	for i := range s.NumRequests() {
+		rv := s.RequestAt(i)
+		r := &rv
 		if !r.Queue.Valid() || !r.Complete.Valid() {
 			continue
 		}
@@ -319,8 +321,9 @@ func windowBytes(s *diff.Side, ids []uint64, lo, hi trace.Time) (share, mib map[
 		want[id] = true
 	}
 	var sum float64
-	for i := range s.Requests {
-		r := &s.Requests[i]
+	for i := range s.NumRequests() {
+		rv := s.RequestAt(i)
+		r := &rv
 		if want[r.Cgroup] && r.Complete.Valid() && r.Complete >= lo && r.Complete <= hi {
 			share[r.Cgroup] += float64(r.Bytes)
 			sum += float64(r.Bytes)
@@ -494,7 +497,7 @@ func measure(c *capture, seed uint64, withCFQ bool, log io.Writer) *result {
 	}
 	r.Fit, r.Diag = l.fit, l.diag
 	fmt.Fprintf(log, "fidelity: %s: %d requests; device %s (D2C demerit %.1f%%, cross-validated %.1f%%) in %.1f s\n",
-		c.Name, len(l.real.Requests), l.fit.Kind, 100*l.fit.DemeritFraction, 100*l.fit.CV.DemeritFraction, time.Since(t0).Seconds())
+		c.Name, l.real.NumRequests(), l.fit.Kind, 100*l.fit.DemeritFraction, 100*l.fit.CV.DemeritFraction, time.Since(t0).Seconds())
 	own, err := ownSpec(c)
 	if err != nil {
 		r.Err = err

@@ -80,6 +80,7 @@ func diffRun(ctx context.Context, ios *IOStreams, opts *diffOptions) error {
 	}
 	weights, _ = mctx.replayWeights(weights)
 	warnManifestIncomplete(ios.ErrOut, mctx)
+	defer phaseGC(arrayPhaseGCPercent, false)()
 	result := diff.Compare(realSide, predSide, thinkOptions(diff.Options{Weights: weights}, predSide.Meta, realSide.Meta))
 	switch {
 	case opts.json:

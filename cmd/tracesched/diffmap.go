@@ -27,8 +27,8 @@ func parsePIDMap(vals []string) (map[uint32]uint32, error) {
 // sharesBio reports whether the two sides have a bio with the same
 // (PID, Index).
 func sharesBio(real, pred *diff.Side) bool {
-	for i := range pred.Bios {
-		if real.Bio(pred.Bios[i].PID, pred.Bios[i].Index) >= 0 {
+	for i := range pred.NumBios() {
+		if b := pred.BioAt(i); real.Bio(b.PID, b.Index) >= 0 {
 			return true
 		}
 	}

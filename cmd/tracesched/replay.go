@@ -318,7 +318,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 2. The device model.
 	stop := heartbeat(ios, "calibrating the device model")
+	restoreGC := phaseGC(arrayPhaseGCPercent, true)
 	dm, fitNote, err := deviceModel(ios, opts, capt, sets["rotational"] == "0")
+	restoreGC()
 	stop()
 	if err != nil {
 		return err
@@ -396,11 +398,16 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		return nil
 	}
 	prog := newProgress(ios, "replay")
+	restoreGC = phaseGC(replayPhaseGCPercent, false)
 	predSide, res, err := capt.Replay(cfg, pmeta, sink, func() { prog.Add(1) })
 	prog.Done()
+	restoreGC()
 	if err != nil {
 		return fmt.Errorf("replaying %s through %s: %w", opts.input, model.name, err)
 	}
+	// The workload's bios are not needed past the replay: let them go.
+	dev := w.Dev
+	capt.Workload, w = nil, nil
 	if ew != nil {
 		if err := ew.Close(); err != nil {
 			return fmt.Errorf("writing %s: %w", opts.out, err)
@@ -412,8 +419,15 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	rec, changes := do.RecordedScheduler, do.Changes
 	do = thinkOptions(diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}, pmeta)
 	do.RecordedScheduler, do.Changes = rec, changes
+	// The device model's coverage of the prediction, before the diff: the
+	// copy of the predicted requests it reads is gone by the diff's peak.
+	defer phaseGC(arrayPhaseGCPercent, false)()
+	var extrapolates []string
+	if dm != nil && dm.Coverage != nil {
+		extrapolates = coverageWarnings(ios, dm, pipeline.OnDevice(predSide.RequestSlice(), dev))
+	}
 	result := diff.Compare(realSide, predSide, do)
-	result.DeviceExtrapolation = append([]string{}, coverageWarnings(ios, dm, pipeline.OnDevice(predSide.Requests, w.Dev))...)
+	result.DeviceExtrapolation = append([]string{}, extrapolates...)
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
@@ -457,7 +471,7 @@ func loadSide(ctx context.Context, ios *IOStreams, name string) (*diff.Side, tra
 	}
 	side.Meta = meta
 	side.Finish()
-	warnIncomplete(ios, name, diag, countIncomplete(side.Requests), uint64(len(side.Requests)))
+	warnIncomplete(ios, name, diag, countIncomplete(side), uint64(side.NumRequests()))
 	return side, meta, nil
 }
 
@@ -476,7 +490,7 @@ func loadCapture(ctx context.Context, ios *IOStreams, name string) (*pipeline.Ca
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	warnIncomplete(ios, name, diag, countIncomplete(c.Real.Requests), uint64(len(c.Real.Requests)))
+	warnIncomplete(ios, name, diag, countIncomplete(c.Real), uint64(c.Real.NumRequests()))
 	return c, nil
 }
 

@@ -90,8 +90,9 @@ func cgroupLatencies(s *diff.Side) (map[uint64]cgroupLatency, map[uint64]float64
 	if s == nil {
 		return out, map[uint64]float64{}
 	}
-	for i := range s.Requests {
-		q := &s.Requests[i]
+	for i := range s.NumRequests() {
+		qv := s.RequestAt(i)
+		q := &qv
 		if q.Complete == trace.NoTime {
 			continue
 		}

@@ -37,8 +37,8 @@ func warnUnknownWeights(ios *IOStreams, input string, weights map[uint64]int, re
 		return
 	}
 	seen := map[uint64]bool{}
-	for i := range real.Bios {
-		seen[real.Bios[i].Cgroup] = true
+	for i := range real.NumBios() {
+		seen[real.BioAt(i).Cgroup] = true
 	}
 	var missing []string
 	for id := range weights {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
@@ -20,14 +21,10 @@ func warnIncomplete(ios *IOStreams, name string, diag blktrace.Diagnostics, inco
 		name, incomplete, total, 100*float64(incomplete)/float64(max(total, 1)), diag.MissingCPUFiles)
 }
 
-// countIncomplete returns how many of reqs are flagged FlagIncomplete.
-func countIncomplete(reqs []trace.Request) (n uint64) {
-	for i := range reqs {
-		if reqs[i].Flags&trace.FlagIncomplete != 0 {
-			n++
-		}
-	}
-	return n
+// countIncomplete returns how many of s's requests are flagged
+// FlagIncomplete.
+func countIncomplete(s *diff.Side) uint64 {
+	return uint64(s.FlaggedRequests(trace.FlagIncomplete))
 }
 
 // explainOpenSpan says why an open-loop prediction lasts much longer than

@@ -93,7 +93,7 @@ func Read(r trace.EventReader, meta func() trace.Meta, tick func()) (*Capture, e
 // device, what the calibration fits: the side's own slice when every
 // request is on it (a capture of one device), else a filtered copy.
 func (c *Capture) DeviceRequests() []trace.Request {
-	return OnDevice(c.Real.Requests, c.Workload.Dev)
+	return OnDevice(c.Real.RequestSlice(), c.Workload.Dev)
 }
 
 // OnDevice returns the requests issued to dev: reqs itself when they all

@@ -163,7 +163,7 @@ func TestReadOnceReplaysAsTwoReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(real.Bios, c.Real.Bios) || !reflect.DeepEqual(real.Requests, c.Real.Requests) ||
+			if !reflect.DeepEqual(real.BioSlice(), c.Real.BioSlice()) || !reflect.DeepEqual(real.RequestSlice(), c.Real.RequestSlice()) ||
 				!reflect.DeepEqual(real.Messages, c.Real.Messages) || real.Stats != c.Real.Stats {
 				t.Error("the real side differs from diff.Load's")
 			}

@@ -33,7 +33,7 @@ func fidelityReplay(t *testing.T, name string, o replay.Options) (real, pred *di
 	if err != nil {
 		t.Fatal(err)
 	}
-	dm, _, err := device.Calibrate(real.Requests, device.CalibrateOptions{})
+	dm, _, err := device.Calibrate(real.RequestSlice(), device.CalibrateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func fidelityReplay(t *testing.T, name string, o replay.Options) (real, pred *di
 // with queue" message, or -1.
 func stableMergeDelay(s *diff.Side) float64 {
 	first := trace.Time(math.MaxInt64)
-	for i := range s.Requests {
-		if q := s.Requests[i].Queue; q.Valid() && q < first {
+	for i := range s.NumRequests() {
+		if q := s.RequestAt(i).Queue; q.Valid() && q < first {
 			first = q
 		}
 	}
@@ -141,7 +141,7 @@ func TestFidelity2cgShares(t *testing.T) {
 	o := replay.Options{Weights: map[uint64]int{1181: 100, 1201: 900},
 		CgroupPaths: map[uint64]string{1181: "/tsched-cg1", 1201: "/tsched-cg2"}}
 	real, pred := fidelityReplay(t, "fx-bfq-2cg-w100-900", o)
-	rs, ps := windowShares(t, real.Requests, ids), windowShares(t, pred.Requests, ids)
+	rs, ps := windowShares(t, real.RequestSlice(), ids), windowShares(t, pred.RequestSlice(), ids)
 	t.Logf("shares real %.3f/%.3f predicted %.3f/%.3f", rs[0], rs[1], ps[0], ps[1])
 	if rs[1] <= rs[0] {
 		t.Fatalf("capture shares %.3f/%.3f: the weight-900 group is not ahead", rs[0], rs[1])

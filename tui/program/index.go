@@ -12,7 +12,7 @@ import (
 
 // SideIndex lists one side's dispatches (issued requests) by issue time,
 // so that a view finds the dispatches of a time window by binary search
-// instead of scanning the trace. Entry i is the request Side.Requests[Order[i]],
+// instead of scanning the trace. Entry i is the request Side.RequestAt(Order[i]),
 // issued at Issue[i], in queue lane QueueLane[i] and cgroup lane
 // CgroupLane[i] (indexes into Index.QueueLanes and Index.CgroupLanes).
 type SideIndex struct {
@@ -151,7 +151,7 @@ func (ix *Index) buildSide(si *SideIndex, qLanes map[int64]int32, cLanes map[uin
 		t trace.Time
 		i int32
 	}
-	reqs := si.Side.Requests
+	reqs := si.Side.RequestSlice()
 	es := make([]ent, 0, len(reqs))
 	for i := range reqs {
 		if reqs[i].Issue.Valid() {

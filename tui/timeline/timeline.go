@@ -430,7 +430,7 @@ func (m Model) why(off trace.Time) string {
 // item is one line of an event list: a dispatch or a message.
 type item struct {
 	t   trace.Time
-	req int32 // index in Side.Requests, or -1
+	req int32 // index of a request of the Side (Side.RequestAt), or -1
 	msg int32 // index in Side.Messages, or -1
 }
 
@@ -553,7 +553,8 @@ func (m Model) events(w, h int, off trace.Time) []string {
 func (m Model) item(si *program.SideIndex, it item, colW int, style interface{ Render(...string) string }) string {
 	tm := program.Seconds(it.t)
 	if it.req >= 0 {
-		r := &si.Side.Requests[it.req]
+		rv := si.Side.RequestAt(int(it.req))
+		r := &rv
 		q := program.QueueName(program.QueueKey(int64(r.PID), program.IsSync(r.Cat)))
 		return program.Truncate(style.Render(fmt.Sprintf("%s D %-6s %s %s", tm, q, m.ctx.Index.CgroupName(r.Cgroup), program.Bytes(uint64(r.Bytes)))), colW)
 	}

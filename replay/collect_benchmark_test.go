@@ -1,0 +1,50 @@
+package replay
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/tracesched/tracesched/internal/shared"
+	"github.com/tracesched/tracesched/parse/blktrace"
+)
+
+// BenchmarkCollectorMemory feeds the recorded 10 s BFQ capture (133,514
+// bios; skipped without ../shared) to a Collector and reports the bytes
+// its store of the replayed device's bios holds per bio (store-B/bio; a
+// storedRecord is 88 B) and the CPU time per pass beside the wall time.
+//
+//	go test -run '^$' -bench CollectorMemory -benchtime 3x ./replay
+func BenchmarkCollectorMemory(b *testing.B) {
+	path := filepath.Join(shared.Path(b, "captures", "recorded", "g-bfq-large-nomsg"), "g-bfq-large-nomsg")
+	var perBio float64
+	for b.Loop() {
+		in, err := blktrace.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := NewCollector()
+		for {
+			e, err := in.ReadEvent()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Add(&e)
+		}
+		in.Close()
+		w, err := c.Workload()
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := c.devs[w.Dev]
+		if s.recs.n != w.Bios || w.Bios < 100_000 {
+			b.Fatalf("%d records of %d bios", s.recs.n, w.Bios)
+		}
+		perBio = float64(s.recs.bytesHeld()) / float64(s.recs.n)
+	}
+	b.ReportMetric(perBio, "store-B/bio")
+}
