@@ -18,8 +18,8 @@ import (
 // of a side, from 0 to n-1.
 func perSecondMiB(s *diff.Side, cg uint64, n int) []float64 {
 	out := make([]float64, n)
-	for i := range s.Bios {
-		b := &s.Bios[i]
+	for i := range s.NumBios() {
+		b := s.BioAt(i)
 		if b.Cgroup != cg || !b.Done.Valid() {
 			continue
 		}
@@ -55,7 +55,7 @@ func TestNoWakerLargeNomsg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dm, _, err := device.Calibrate(real.Requests, device.CalibrateOptions{Seed: 1})
+	dm, _, err := device.Calibrate(real.RequestSlice(), device.CalibrateOptions{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestWakerDetectionFsyncCapture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dm, _, err := device.Calibrate(real.Requests, device.CalibrateOptions{Seed: 1})
+	dm, _, err := device.Calibrate(real.RequestSlice(), device.CalibrateOptions{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
