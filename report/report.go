@@ -462,7 +462,22 @@ func (r *Report) runSection() {
 		r.p("%s", esc(n))
 	}
 
-	// The headline figures.
+	// The headline figures: in a what-if they follow the change (see
+	// whatIfSection), below it.
+	if r.whatIf() {
+		r.endSection()
+		return
+	}
+	r.headlineCards("Headline figures")
+	r.endSection()
+}
+
+// whatIf reports whether the report leads with a what-if section.
+func (r *Report) whatIf() bool { return r.res.Mode == diff.ModeWhatIf && r.res.Change != nil }
+
+// headlineCards writes the diff's headline figures under title.
+func (r *Report) headlineCards(title string) {
+	res := r.res
 	worst := "no cgroups"
 	for _, c := range res.Cgroups {
 		if c.ID == res.Bandwidth.WorstCgroup {
@@ -477,12 +492,11 @@ func (r *Report) runSection() {
 		{pct(res.Latency.D2CDemerit), "D2C demerit (of the real mean)"},
 		{pct(res.Latency.Q2CDemerit), "Q2C demerit (of the real mean)"},
 	}
-	r.body.WriteString("<h3>Headline figures</h3>\n<div class=\"cards\">")
+	fmt.Fprintf(&r.body, "<h3>%s</h3>\n<div class=\"cards\">", esc(title))
 	for _, c := range cards {
 		fmt.Fprintf(&r.body, "<div class=\"card\"><b>%s</b><span>%s</span></div>", esc(c[0]), esc(c[1]))
 	}
 	r.body.WriteString("</div>\n")
-	r.endSection()
 }
 
 func lenBios(s *diff.Side) int {

@@ -14,7 +14,7 @@ import (
 // such section.
 func (r *Report) whatIfSection() {
 	ch := r.res.Change
-	if r.res.Mode != diff.ModeWhatIf || ch == nil {
+	if !r.whatIf() {
 		return
 	}
 	r.section("whatif", "What-if: captured against predicted")
@@ -66,6 +66,7 @@ func (r *Report) whatIfSection() {
 		}
 		r.body.WriteString("</ul>\n")
 	}
-	r.p("Dispatch order, divergences and the decision mismatches below compare the replay with a capture of another setup: in a what-if they show where the two part ways, not errors of the model.")
+	r.p("The figures below (dispatch order, divergences, the decision mismatches) compare the replay with a capture of another setup: in a what-if they show where the two part ways, not errors of the model.")
+	r.headlineCards("Against the capture it was made from")
 	r.endSection()
 }

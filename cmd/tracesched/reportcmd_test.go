@@ -411,6 +411,14 @@ func TestReplayReportWhatIf(t *testing.T) {
 	if !strings.Contains(html[w:bw], total) {
 		t.Errorf("the what-if table lacks the total row of replay --json: %s", total)
 	}
+	// Tau and the other validation figures follow the change, inside the
+	// what-if section, after its table.
+	if strings.Contains(html[:w], "Kendall tau") || strings.Contains(html, "<h3>Headline figures</h3>") {
+		t.Errorf("a what-if report shows the validation figures before its change")
+	}
+	if k := strings.Index(html[w:bw], "Kendall tau"); k < strings.Index(html[w:bw], total) {
+		t.Errorf("the what-if section's validation figures at %d, not after its table", k)
+	}
 
 	valid := filepath.Join(t.TempDir(), "v.html")
 	if _, errOut, code := run(t, "replay", "--sched", "bfq", "--report", valid, fixture(t, "fx-bfq-2cg-w100-900")); code != exitOK {
@@ -418,5 +426,7 @@ func TestReplayReportWhatIf(t *testing.T) {
 	}
 	if b, err := os.ReadFile(valid); err != nil || strings.Contains(string(b), `<section id="whatif">`) {
 		t.Errorf("a validation replay's report has a what-if section (or is unreadable: %v)", err)
+	} else if !strings.Contains(string(b), "<h3>Headline figures</h3>") {
+		t.Errorf("a validation replay's report has no headline figures")
 	}
 }
