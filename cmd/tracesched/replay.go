@@ -123,7 +123,7 @@ by path when the capture names paths.`,
 	f.StringVar(&opts.kernel, "kernel", "", "behave as kernel `VERSION` did (bfq: 5.10 5.11 5.12 5.13 6.1 6.2 6.18; cfq: 4.13 4.19)")
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
 	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
-	f.StringVar(&opts.work, "work", "auto", "`auto|fixed|timed`: fixed replays the captured bios once; timed cycles the processes still busy at the capture's end until its span has passed; auto: timed in a what-if, fixed otherwise")
+	f.StringVar(&opts.work, "work", "auto", "`auto|fixed|timed`: fixed replays the captured bios once; timed cycles the processes still busy at the capture's end until its span has passed; auto: timed in a what-if whose change is known, fixed otherwise")
 	f.StringVarP(&opts.out, "output", "o", "", "write the predicted events to `PREDICTED.arrow`")
 	f.StringVar(&opts.results, "results", "", "also write the per-cgroup figures to `FILE.parquet` (one row per capture, scheduler and cgroup)")
 	f.BoolVar(&opts.json, "json", false, "print the diff as JSON")
@@ -352,7 +352,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	}
 	work := replay.WorkFixed
 	switch {
-	case opts.work == "auto" && len(do.Changes) > 0 && mode == replay.Closed:
+	case opts.work == "auto" && knownChange(do.Changes) && mode == replay.Closed:
 		work = replay.WorkTimed
 	case opts.work != "auto":
 		work, _ = replay.ParseWork(opts.work)

@@ -72,13 +72,31 @@ func normSched(s string) string {
 // capture has none: the capture cannot have been made under it with its
 // messages on. Weights and tunables count when a manifest says what they
 // were.
+// unknownSchedulerChange starts the change replayChanges names when the
+// recorded scheduler is unknown and the capture has no messages.
+const unknownSchedulerChange = "scheduler unknown"
+
+// knownChange reports whether changes (replayChanges) hold a change known
+// to be one: not only a recorded scheduler that may as well have been the
+// one replayed (a BFQ capture recorded without its messages). --work auto
+// cycles the workload (timed work) only then: a validation replay must
+// send the capture's bios, no more.
+func knownChange(changes []string) bool {
+	for _, c := range changes {
+		if !strings.HasPrefix(c, unknownSchedulerChange) {
+			return true
+		}
+	}
+	return false
+}
+
 func replayChanges(rs recordedSetup, sched, kernel string, kernelGiven bool, weights map[uint64]int, sets map[string]string, realHasMsgs bool) []string {
 	var ch []string
 	switch {
 	case rs.Scheduler != "" && rs.Scheduler != sched:
 		ch = append(ch, fmt.Sprintf("scheduler %s -> %s", rs.Scheduler, sched))
 	case rs.Scheduler == "" && !realHasMsgs && (sched == "bfq" || sched == "cfq"):
-		ch = append(ch, fmt.Sprintf("scheduler unknown (the capture has no scheduler messages) -> %s", sched))
+		ch = append(ch, fmt.Sprintf("%s (the capture has no scheduler messages) -> %s", unknownSchedulerChange, sched))
 	}
 	if kernelGiven && kernel != "" && !strings.HasPrefix(rs.Kernel, kernel) {
 		from := rs.Kernel

@@ -193,3 +193,32 @@ func TestCalibratePools(t *testing.T) {
 		t.Errorf("sources %q", mab.Coverage.Sources)
 	}
 }
+
+// TestUnknownRecordedSchedulerKeepsFixedWork: a BFQ replay of a capture
+// with neither a manifest nor scheduler messages is reported as a what-if
+// (the capture may not be BFQ's) but replays the captured bios once, as a
+// validation would: with timed work it would send more requests than the
+// capture holds. fx-mqdl-rw-nocg's 6,401 requests are the capture's own.
+func TestUnknownRecordedSchedulerKeepsFixedWork(t *testing.T) {
+	out, errOut, code := run(t, "replay", "--sched", "bfq", "--no-manifest", "--json", fixture(t, "fx-mqdl-rw-nocg"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var js struct {
+		Mode              string `json:"mode"`
+		Requests          int    `json:"requests"`
+		PredictedRequests int    `json:"predicted_requests"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if js.Mode != "what-if" || !strings.Contains(errOut, "scheduler unknown") {
+		t.Fatalf("mode %q, stderr %q: want a what-if from an unknown scheduler", js.Mode, errOut)
+	}
+	if !strings.Contains(errOut, "fixed work") {
+		t.Errorf("stderr %q does not say fixed work", errOut)
+	}
+	if js.Requests == 0 || js.PredictedRequests != js.Requests {
+		t.Fatalf("predicted %d requests of the capture's %d: want them all, once", js.PredictedRequests, js.Requests)
+	}
+}
