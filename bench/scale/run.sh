@@ -45,7 +45,9 @@ run() {
 	done
 	wait "$tp" && status=ok || status=failed
 	[ "$over" = 1 ] && status=over
-	read -r u s rss <"$tmp/time" || { u=0 s=0 rss=0; }
+	# The last line: a killed or failing command's first line says so.
+	read -r u s rss < <(tail -1 "$tmp/time") || { u=0 s=0 rss=0; }
+	[[ "$u $s $rss" =~ ^[0-9.]+\ [0-9.]+\ [0-9]+$ ]] || { u=0 s=0 rss=0; }
 	cpu=$(printf "%.2f" "$(echo "$u + $s" | bc)")
 	echo "$label: $status, $cpu CPU-s, $rss KB" >&2
 	[ "$status" = failed ] && sed 's/^/  /' "$tmp/err" >&2
