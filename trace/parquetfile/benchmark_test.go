@@ -1,13 +1,12 @@
 package parquetfile
 
 import (
-	"io"
 	"os"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/tracesched/tracesched/parse/blktrace"
+	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -21,23 +20,7 @@ func BenchmarkWriteCapture(b *testing.B) {
 	if path == "" {
 		b.Skip("TRACESCHED_BENCH_CAPTURE not set")
 	}
-	in, err := blktrace.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var evs []trace.Event
-	for {
-		e, err := in.ReadEvent()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		evs = append(evs, e)
-	}
-	meta := in.Meta()
-	in.Close()
+	evs, meta := fixture.Events(b, path)
 	var rqs []trace.Request
 	rb := trace.NewRebuilder(func(q *trace.Request) { rqs = append(rqs, *q) }, nil)
 	for i := range evs {
