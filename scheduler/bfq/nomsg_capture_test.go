@@ -5,13 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/internal/shared"
-	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/replay"
-	"github.com/tracesched/tracesched/scheduler/bfq"
-	"github.com/tracesched/tracesched/trace"
 )
 
 // perSecondMiB is the MiB/s a cgroup's bios completed in each whole second
@@ -42,35 +38,10 @@ func perSecondMiB(s *diff.Side, cg uint64, n int) []float64 {
 func TestNoWakerLargeNomsg(t *testing.T) {
 	dir := shared.Path(t, "captures", "recorded", "g-bfq-large-nomsg")
 	base := filepath.Join(dir, "g-bfq-large-nomsg")
-	src, err := blktrace.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	real, err := diff.Load(src, trace.Meta{})
-	src.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	dm, _, err := device.Calibrate(real.RequestSlice(), device.CalibrateOptions{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	real, w, dm := loadCapture(t, base)
 	o := replay.Options{Weights: map[uint64]int{601: 100, 621: 900},
 		CgroupPaths: map[uint64]string{1: "/", 601: "/tsched-cg1", 621: "/tsched-cg2"}}
-	pred := diff.NewSide(trace.Meta{Source: "replay", Devices: []trace.Dev{w.Dev}, Extra: map[string]string{"scheduler": "bfq"}})
-	_, err = replay.Run(w, replay.Config{
-		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return bfq.New(h, o) },
-		Device:       dm.NewDevice(1),
-		Queue:        replay.Queue{Rotational: true},
-	}, func(e *trace.Event) error { pred.Add(e); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred.Finish()
+	pred := replayBFQ(t, w, dm, o)
 	pn, _ := wakerSets(pred)
 	for k, n := range pn {
 		if strings.HasPrefix(k, "bfq21857S ") {

@@ -42,23 +42,7 @@ func wakerSets(s *diff.Side) (map[string]int, trace.Time) {
 func TestWakerDetectionFsyncCapture(t *testing.T) {
 	dir := shared.Path(t, "captures", "recorded-fs", "fs-bfq-fsync-vs-seqread")
 	base := filepath.Join(dir, "fs-bfq-fsync-vs-seqread")
-	src, err := blktrace.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	real, err := diff.Load(src, trace.Meta{})
-	src.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	dm, _, err := device.Calibrate(real.RequestSlice(), device.CalibrateOptions{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	real, w, dm := loadCapture(t, base)
 	i := 0
 	o := replay.Options{Weights: map[uint64]int{661: 300, 681: 700},
 		CgroupPaths: map[uint64]string{1: "/", 661: "/tsched-fw", 681: "/tsched-fr"},
@@ -70,16 +54,7 @@ func TestWakerDetectionFsyncCapture(t *testing.T) {
 			i++
 			return m.Sched, m.Body, true
 		})}
-	pred := diff.NewSide(trace.Meta{Source: "replay", Devices: []trace.Dev{w.Dev}, Extra: map[string]string{"scheduler": "bfq"}})
-	_, err = replay.Run(w, replay.Config{
-		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return bfq.New(h, o) },
-		Device:       dm.NewDevice(1),
-		Queue:        replay.Queue{Rotational: true},
-	}, func(e *trace.Event) error { pred.Add(e); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred.Finish()
+	pred := replayBFQ(t, w, dm, o)
 	rn, rfirst := wakerSets(real)
 	pn, pfirst := wakerSets(pred)
 	t.Logf("set waker: real %v first %.4f s; predicted %v first %.4f s", rn, rfirst.Seconds(), pn, pfirst.Seconds())
@@ -98,4 +73,46 @@ func TestWakerDetectionFsyncCapture(t *testing.T) {
 			t.Errorf("predicted %d %q, capture %d", n, k, rn[k])
 		}
 	}
+}
+
+// loadCapture reads the capture called base as the diff's real side and
+// as a workload, and calibrates a device model on it (seed 1).
+func loadCapture(t *testing.T, base string) (*diff.Side, *replay.Workload, *device.Model) {
+	t.Helper()
+	src, err := blktrace.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := diff.Load(src, trace.Meta{})
+	src.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm, _, err := device.Calibrate(real.RequestSlice(), device.CalibrateOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real, w, dm
+}
+
+// replayBFQ replays w through the BFQ model with o on dm (seed 1, a
+// rotational queue, as the captures' loop device) and returns the
+// prediction as a diff side.
+func replayBFQ(t *testing.T, w *replay.Workload, dm *device.Model, o replay.Options) *diff.Side {
+	t.Helper()
+	pred := diff.NewSide(trace.Meta{Source: "replay", Devices: []trace.Dev{w.Dev}, Extra: map[string]string{"scheduler": "bfq"}})
+	_, err := replay.Run(w, replay.Config{
+		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return bfq.New(h, o) },
+		Device:       dm.NewDevice(1),
+		Queue:        replay.Queue{Rotational: true},
+	}, func(e *trace.Event) error { pred.Add(e); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred.Finish()
+	return pred
 }
