@@ -112,6 +112,7 @@ type writer struct {
 	stream string
 	meta   trace.Meta
 	schema func(trace.Meta) *arrow.Schema
+	rows   records // the record writer building the columns
 	closed bool
 	err    error
 }
@@ -215,6 +216,39 @@ func (w *writer) finish() error {
 	return nil
 }
 
+// records is what the writers need of their arrowfile record writer.
+type records interface {
+	Schema() *arrow.Schema
+	Close() error
+}
+
+// start opens the Parquet file on out for rows' schema; rows hands the
+// row groups to w.write and is closed by Close.
+func (w *writer) start(out io.Writer, rows records, cfg config) error {
+	if err := w.open(out, rows.Schema(), cfg); err != nil {
+		rows.Close()
+		return err
+	}
+	w.rows = rows
+	return nil
+}
+
+// SetMeta replaces the capture metadata written at Close.
+func (w *writer) SetMeta(meta trace.Meta) { w.meta = meta }
+
+// Close writes the last row group, the metadata and the footer. It does
+// not close the output.
+func (w *writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err = w.rows.Close(); w.err == nil {
+		w.err = w.finish()
+	}
+	return w.err
+}
+
 // EventWriter writes events to a Parquet file with the events schema of
 // trace/arrowfile. It needs no seeking. Each full row group is encoded on
 // a goroutine of its own while the next is filled, so an error writing
@@ -222,7 +256,7 @@ func (w *writer) finish() error {
 // use.
 type EventWriter struct {
 	writer
-	rows *arrowfile.EventWriter
+	events *arrowfile.EventWriter
 }
 
 // NewEventWriter starts an events file on out. meta is written at Close
@@ -235,32 +269,15 @@ func NewEventWriter(out io.Writer, meta trace.Meta, opts ...Option) (*EventWrite
 	if err != nil {
 		return nil, err
 	}
-	if err := w.open(out, rows.Schema(), cfg); err != nil {
-		rows.Close()
+	if err := w.start(out, rows, cfg); err != nil {
 		return nil, err
 	}
-	w.rows = rows
+	w.events = rows
 	return w, nil
 }
 
-// SetMeta replaces the capture metadata written at Close.
-func (w *EventWriter) SetMeta(meta trace.Meta) { w.meta = meta }
-
 // Write appends e; see arrowfile.EventWriter.Write for what it refuses.
-func (w *EventWriter) Write(e *trace.Event) error { return w.rows.Write(e) }
-
-// Close writes the last row group, the metadata and the footer. It does
-// not close out.
-func (w *EventWriter) Close() error {
-	if w.closed {
-		return w.err
-	}
-	w.closed = true
-	if w.err = w.rows.Close(); w.err == nil {
-		w.err = w.finish()
-	}
-	return w.err
-}
+func (w *EventWriter) Write(e *trace.Event) error { return w.events.Write(e) }
 
 // RequestWriter writes requests to a Parquet file with the requests schema
 // of trace/arrowfile, in the order written. A full row group is encoded by
@@ -268,7 +285,7 @@ func (w *EventWriter) Close() error {
 // rows: a second row group in memory would not pay).
 type RequestWriter struct {
 	writer
-	rows *arrowfile.RequestWriter
+	requests *arrowfile.RequestWriter
 }
 
 // NewRequestWriter starts a requests file on out, as NewEventWriter does.
@@ -279,28 +296,12 @@ func NewRequestWriter(out io.Writer, meta trace.Meta, opts ...Option) (*RequestW
 	if err != nil {
 		return nil, err
 	}
-	if err := w.open(out, rows.Schema(), cfg); err != nil {
-		rows.Close()
+	if err := w.start(out, rows, cfg); err != nil {
 		return nil, err
 	}
-	w.rows = rows
+	w.requests = rows
 	return w, nil
 }
 
-// SetMeta replaces the capture metadata written at Close.
-func (w *RequestWriter) SetMeta(meta trace.Meta) { w.meta = meta }
-
 // Write appends r. Times equal to trace.NoTime are written as nulls.
-func (w *RequestWriter) Write(r *trace.Request) error { return w.rows.Write(r) }
-
-// Close writes the last row group, the metadata and the footer.
-func (w *RequestWriter) Close() error {
-	if w.closed {
-		return w.err
-	}
-	w.closed = true
-	if w.err = w.rows.Close(); w.err == nil {
-		w.err = w.finish()
-	}
-	return w.err
-}
+func (w *RequestWriter) Write(r *trace.Request) error { return w.requests.Write(r) }
