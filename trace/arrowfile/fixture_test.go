@@ -7,13 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
@@ -208,81 +207,18 @@ func BenchmarkEncodeCapture(b *testing.B) {
 	if path == "" {
 		b.Skip("TRACESCHED_BENCH_CAPTURE not set")
 	}
-	in, err := blktrace.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var evs []trace.Event
-	for {
-		e, err := in.ReadEvent()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		evs = append(evs, e)
-	}
-	meta := in.Meta()
-	in.Close()
-	var rqs []trace.Request
-	rb := trace.NewRebuilder(func(q *trace.Request) { rqs = append(rqs, *q) }, nil)
-	for i := range evs {
-		rb.Add(&evs[i])
-	}
-	rb.Close()
+	evs, rqs, meta := fixture.Capture(b, path)
 	for _, conc := range []int{1, 2} {
+		opt := arrowfile.WithCompressConcurrency(conc)
 		b.Run(fmt.Sprintf("events/conc=%d", conc), func(b *testing.B) {
-			var out countWriter
-			cpu0 := cpuTime()
-			for b.Loop() {
-				out = 0
-				w, _ := arrowfile.NewEventWriter(&out, meta, arrowfile.WithCompressConcurrency(conc))
-				for i := range evs {
-					if err := w.Write(&evs[i]); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := w.Close(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			n := float64(b.N * len(evs))
-			b.ReportMetric(n/b.Elapsed().Seconds(), "events/s")
-			b.ReportMetric(n/(cpuTime()-cpu0).Seconds(), "events/cpu-s")
-			b.ReportMetric(float64(out)/float64(len(evs)), "B/event")
+			fixture.BenchWrite(b, evs, "events", func(w io.Writer) (*arrowfile.EventWriter, error) {
+				return arrowfile.NewEventWriter(w, meta, opt)
+			})
 		})
 		b.Run(fmt.Sprintf("requests/conc=%d", conc), func(b *testing.B) {
-			var out countWriter
-			cpu0 := cpuTime()
-			for b.Loop() {
-				out = 0
-				w, _ := arrowfile.NewRequestWriter(&out, meta, arrowfile.WithCompressConcurrency(conc))
-				for i := range rqs {
-					if err := w.Write(&rqs[i]); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := w.Close(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			n := float64(b.N * len(rqs))
-			b.ReportMetric(n/b.Elapsed().Seconds(), "requests/s")
-			b.ReportMetric(n/(cpuTime()-cpu0).Seconds(), "requests/cpu-s")
-			b.ReportMetric(float64(out)/float64(len(rqs)), "B/request")
+			fixture.BenchWrite(b, rqs, "requests", func(w io.Writer) (*arrowfile.RequestWriter, error) {
+				return arrowfile.NewRequestWriter(w, meta, opt)
+			})
 		})
 	}
-}
-
-type countWriter int64
-
-func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,13 +1,11 @@
 package parquetfile
 
 import (
+	"io"
 	"os"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tracesched/tracesched/internal/fixture"
-	"github.com/tracesched/tracesched/trace"
 )
 
 // BenchmarkWriteCapture writes the events of the blktrace capture named by
@@ -20,69 +18,11 @@ func BenchmarkWriteCapture(b *testing.B) {
 	if path == "" {
 		b.Skip("TRACESCHED_BENCH_CAPTURE not set")
 	}
-	evs, meta := fixture.Events(b, path)
-	var rqs []trace.Request
-	rb := trace.NewRebuilder(func(q *trace.Request) { rqs = append(rqs, *q) }, nil)
-	for i := range evs {
-		rb.Add(&evs[i])
-	}
-	rb.Close()
+	evs, rqs, meta := fixture.Capture(b, path)
 	b.Run("events", func(b *testing.B) {
-		var out countWriter
-		cpu0 := cpuTime()
-		for b.Loop() {
-			out = 0
-			w, err := NewEventWriter(&out, meta)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := range evs {
-				if err := w.Write(&evs[i]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		n := float64(b.N * len(evs))
-		b.ReportMetric(n/b.Elapsed().Seconds(), "events/s")
-		b.ReportMetric(n/(cpuTime()-cpu0).Seconds(), "events/cpu-s")
-		b.ReportMetric(float64(out)/float64(len(evs)), "B/event")
+		fixture.BenchWrite(b, evs, "events", func(w io.Writer) (*EventWriter, error) { return NewEventWriter(w, meta) })
 	})
 	b.Run("requests", func(b *testing.B) {
-		var out countWriter
-		cpu0 := cpuTime()
-		for b.Loop() {
-			out = 0
-			w, err := NewRequestWriter(&out, meta)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := range rqs {
-				if err := w.Write(&rqs[i]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		n := float64(b.N * len(rqs))
-		b.ReportMetric(n/b.Elapsed().Seconds(), "requests/s")
-		b.ReportMetric(n/(cpuTime()-cpu0).Seconds(), "requests/cpu-s")
-		b.ReportMetric(float64(out)/float64(len(rqs)), "B/request")
+		fixture.BenchWrite(b, rqs, "requests", func(w io.Writer) (*RequestWriter, error) { return NewRequestWriter(w, meta) })
 	})
-}
-
-type countWriter int64
-
-func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
