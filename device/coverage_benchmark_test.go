@@ -111,3 +111,18 @@ func BenchmarkPrepare(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(reqs))*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
 }
+
+// BenchmarkFitHinge: the in-flight fit on a capture whose in-flight count
+// climbs to 60,000 (public/hadoop-node8 lost a CPU's completions), with a
+// group of samples at every 25th count.
+func BenchmarkFitHinge(b *testing.B) {
+	sum := make([]float64, 60001)
+	cnt := make([]float64, 60001)
+	for k := 1; k < len(sum); k += 25 {
+		cnt[k] = 20
+		sum[k] = 20 * (1 + 0.01*float64(max(0, k-30)))
+	}
+	for b.Loop() {
+		fitHinge(sum, cnt)
+	}
+}

@@ -232,7 +232,14 @@ func fitLine(xs, ys []float64) (a, b float64) {
 // fitHinge fits the weighted group means sum[k]/cnt[k] with
 // c*(1 + slope*max(0, k-p)) and returns the best p (1 to len-1), c and
 // slope >= 0. Without growth it returns p = the largest k seen, slope 0.
+//
+// Only the groups with samples are visited, in order of k (the sums are
+// the same, term for term, as over every k skipping empty ones), so the
+// cost is the number of candidate p times the number of non-empty groups:
+// a capture whose in-flight count climbs to tens of thousands (requests
+// whose completions are missing) has few groups of minGroup samples each.
 func fitHinge(sum, cnt []float64) (p int, c, slope float64) {
+	var gs []hingeGroup
 	maxK := 0
 	w, sw := 0.0, 0.0
 	for k := range sum {
@@ -240,6 +247,7 @@ func fitHinge(sum, cnt []float64) (p int, c, slope float64) {
 			maxK = k
 			w += cnt[k]
 			sw += sum[k]
+			gs = append(gs, hingeGroup{k: float64(k), n: cnt[k], m: sum[k] / cnt[k]})
 		}
 	}
 	if w == 0 {
@@ -247,21 +255,18 @@ func fitHinge(sum, cnt []float64) (p int, c, slope float64) {
 	}
 	// No growth: c is the weighted mean of the ratios.
 	bestP, bestC, bestS := maxK, sw/w, 0.0
-	bestErr := hingeErr(sum, cnt, maxK, bestC, 0)
+	bestErr := hingeErr(gs, float64(maxK), bestC, 0)
 	for p := 1; p < maxK; p++ {
 		// Weighted least squares of m_k = c + e*h_k, h_k = max(0, k-p).
+		fp := float64(p)
 		var s0, sh, shh, sm, shm float64
-		for k := range sum {
-			if cnt[k] == 0 {
-				continue
-			}
-			h := float64(max(0, k-p))
-			m := sum[k] / cnt[k]
-			s0 += cnt[k]
-			sh += cnt[k] * h
-			shh += cnt[k] * h * h
-			sm += cnt[k] * m
-			shm += cnt[k] * h * m
+		for _, g := range gs {
+			h := max(0, g.k-fp)
+			s0 += g.n
+			sh += g.n * h
+			shh += g.n * h * h
+			sm += g.n * g.m
+			shm += g.n * h * g.m
 		}
 		det := s0*shh - sh*sh
 		if det <= 0 {
@@ -272,21 +277,23 @@ func fitHinge(sum, cnt []float64) (p int, c, slope float64) {
 		if e <= 0 || cc <= 0 {
 			continue
 		}
-		if err := hingeErr(sum, cnt, p, cc, e/cc); err < bestErr*(1-1e-9) {
+		if err := hingeErr(gs, fp, cc, e/cc); err < bestErr*(1-1e-9) {
 			bestP, bestC, bestS, bestErr = p, cc, e/cc, err
 		}
 	}
 	return bestP, bestC, bestS
 }
 
-func hingeErr(sum, cnt []float64, p int, c, slope float64) float64 {
+// hingeGroup is one in-flight count k with samples: n of them, mean ratio m.
+type hingeGroup struct{ k, n, m float64 }
+
+// hingeErr is the weighted squared error of the groups' means against
+// c*(1 + slope*max(0, k-p)).
+func hingeErr(gs []hingeGroup, p, c, slope float64) float64 {
 	e := 0.0
-	for k := range sum {
-		if cnt[k] == 0 {
-			continue
-		}
-		d := sum[k]/cnt[k] - c*(1+slope*float64(max(0, k-p)))
-		e += cnt[k] * d * d
+	for _, g := range gs {
+		d := g.m - c*(1+slope*max(0, g.k-p))
+		e += g.n * d * d
 	}
 	return e
 }

@@ -2,6 +2,7 @@ package device
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,22 @@ func TestTimingDeterministic(t *testing.T) {
 				t.Fatalf("%s: request %d completes at %v, issued %v", m.Kind, r.ID, r.Complete, r.Issue)
 			}
 		}
+	}
+}
+
+// TestFitHingeSparse: group means on an exact hinge c*(1+slope*(k-p)) at
+// scattered in-flight counts up to tens of thousands (a capture whose
+// completions are missing) give back p, c and slope.
+func TestFitHingeSparse(t *testing.T) {
+	const p, c, slope = 8, 2.0, 0.25
+	sum := make([]float64, 40001)
+	cnt := make([]float64, 40001)
+	for _, k := range []int{1, 2, 4, 8, 12, 16, 24, 32, 1000, 40000} {
+		cnt[k] = 30
+		sum[k] = 30 * c * (1 + slope*float64(max(0, k-p)))
+	}
+	gp, gc, gs := fitHinge(sum, cnt)
+	if gp != p || math.Abs(gc-c) > 1e-9 || math.Abs(gs-slope) > 1e-9 {
+		t.Errorf("fitHinge = p %d c %g slope %g, want %d %g %g", gp, gc, gs, p, c, slope)
 	}
 }
