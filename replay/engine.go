@@ -586,12 +586,16 @@ func (e *Engine) getRequest(p *proc, r *Record) {
 	}
 	if r.Plugged {
 		// blk_add_rq_to_plug (block/blk-mq.c): a plug that holds
-		// BLK_MAX_REQUEST_COUNT requests, or whose last request has
-		// BLK_PLUG_FLUSH_SIZE bytes or more, is flushed (U) before the
-		// new request starts the next one (P).
+		// BLK_MAX_REQUEST_COUNT requests, or whose rq_list_peek request
+		// has BLK_PLUG_FLUSH_SIZE bytes or more, is flushed (U) before
+		// the new request starts the next one (P). rq_list_peek is the
+		// list's head, its oldest request, since requests are added at
+		// the tail (rq_list_add_tail, Linux 6.13 on; the head was the
+		// newest before): sync in fs-bfq-untar keeps 32 requests of 512
+		// KiB behind a first one of 4 KiB on its plug.
 		if n := len(p.plug); n == 0 {
 			e.emitNote(trace.ActionPlug, p, 0)
-		} else if n >= blkMaxRequestCount || p.plug[n-1].Bytes >= blkPlugFlushSize {
+		} else if n >= blkMaxRequestCount || p.plug[0].Bytes >= blkPlugFlushSize {
 			e.flushPlug(p, false)
 			e.emitNote(trace.ActionPlug, p, 0)
 		}
@@ -605,8 +609,8 @@ func (e *Engine) getRequest(p *proc, r *Record) {
 
 // blkMaxRequestCount is BLK_MAX_REQUEST_COUNT (32), the most requests a
 // plug of one queue holds (blk_plug_max_rq_count); blkPlugFlushSize is
-// BLK_PLUG_FLUSH_SIZE (128 KiB): a plug whose last request has that many
-// bytes is flushed before it takes another request.
+// BLK_PLUG_FLUSH_SIZE (128 KiB): a plug whose oldest request has that
+// many bytes is flushed before it takes another request.
 const (
 	blkMaxRequestCount = 32
 	blkPlugFlushSize   = 128 << 10

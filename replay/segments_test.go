@@ -59,12 +59,17 @@ func TestSegmentLimit(t *testing.T) {
 }
 
 // TestPlugFlushSize: blk_add_rq_to_plug (block/blk-mq.c) flushes a plug
-// before it takes a new request when its last request has
+// before it takes a new request when rq_list_peek(&plug->mq_list), the
+// list's head (include/linux/blk-mq.h: rl->head; requests are added at
+// the tail, rq_list_add_tail), its oldest request, has
 // BLK_PLUG_FLUSH_SIZE (128 KiB) or more, or when it holds
 // BLK_MAX_REQUEST_COUNT (32) requests. A plugged process queues a 128 KiB
 // bio at 0, then 4 KiB bios elsewhere at 10 us and 20 us, and unplugs:
 // the first request is issued when the second bio gets its request
-// (10 us), the other two at the unplug (20 us). Then 34 scattered 4 KiB
+// (10 us), the other two at the unplug (20 us). With a 4 KiB request
+// first, then 128 KiB, 4 KiB and 4 KiB (10, 20, 30 us), nothing is
+// flushed before the unplug (30 us), as sync in fs-bfq-untar keeps 32
+// requests of 512 KiB behind a first of 4 KiB. Then 34 scattered 4 KiB
 // bios 1 us apart under one plug: the first 32 are issued when the 33rd
 // gets its request (32 us), the last two at the unplug (33 us).
 func TestPlugFlushSize(t *testing.T) {
@@ -83,6 +88,18 @@ func TestPlugFlushSize(t *testing.T) {
 	for _, d := range ds {
 		if d.Time != want[d.Sector] {
 			t.Errorf("request at %d issued at %v, want %v", d.Sector, d.Time, want[d.Sector])
+		}
+	}
+
+	recs = []replay.Record{
+		{PID: 1, Sector: 0, Bytes: 4096, Cat: wr, Queue: 0, Open: true, Plugged: true},
+		{PID: 1, Sector: 10000, Bytes: 128 << 10, Cat: wr, Queue: 10 * us, Open: true, Plugged: true},
+		{PID: 1, Sector: 20000, Bytes: 4096, Cat: wr, Queue: 20 * us, Open: true, Plugged: true},
+		{PID: 1, Sector: 30000, Bytes: 4096, Cat: wr, Queue: 30 * us, Open: true, Plugged: true, PlugEnd: true},
+	}
+	for _, d := range issued(t, recs) {
+		if d.Time != 30*us {
+			t.Errorf("request at %d issued at %v, want 30 us (the plug's first request is of 4 KiB)", d.Sector, d.Time)
 		}
 	}
 
