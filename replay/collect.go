@@ -71,8 +71,8 @@ type collectDev struct {
 }
 
 // segTail is a process's newest request in the capture, from its G until
-// it is inserted (I) or its process unplugs: the request
-// blk_attempt_plug_merge tries first.
+// it is inserted (I) or issued (D): the request blk_attempt_plug_merge
+// tries first.
 type segTail struct {
 	start, end uint64 // sectors
 	cat        trace.Category
@@ -203,10 +203,7 @@ func (c *Collector) Before(e *trace.Event) {
 			q.split = true
 		}
 	case trace.ActionInsert:
-		s := c.dev(e.Dev)
-		if t := s.tails[e.PID]; t != nil && t.start == e.Sector {
-			delete(s.tails, e.PID)
-		}
+		c.dev(e.Dev).dropTail(e.Sector)
 	case trace.ActionPlug:
 		s := c.dev(e.Dev)
 		s.plug[e.PID] = true
@@ -225,8 +222,10 @@ func (c *Collector) Before(e *trace.Event) {
 			q.plugged = true
 		}
 	case trace.ActionUnplugIO, trace.ActionUnplugTimer:
+		// The unplug leaves the process's newest request followed: the
+		// unplug that blk_add_rq_to_plug makes comes after its G, and
+		// the request leaves the plug with its I (or D).
 		s := c.dev(e.Dev)
-		delete(s.tails, e.PID)
 		delete(s.unplugged, e.PID)
 		if s.plug[e.PID] {
 			s.plug[e.PID] = false
@@ -239,6 +238,7 @@ func (c *Collector) Before(e *trace.Event) {
 		}
 	case trace.ActionIssue:
 		s := c.dev(e.Dev)
+		s.dropTail(e.Sector)
 		s.issues++
 		s.inflight++
 		s.depth = max(s.depth, s.inflight)
@@ -287,6 +287,16 @@ func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
 		t.bios = append(t.bios, q)
 	case e.Action == trace.ActionGetRQ:
 		delete(s.tails, e.PID) // a split's later part: a request not followed
+	}
+}
+
+// dropTail stops following the request starting at sector (its I or D,
+// which the dispatching task may log, not its process).
+func (s *collectDev) dropTail(sector uint64) {
+	for pid, t := range s.tails {
+		if t.start == sector {
+			delete(s.tails, pid)
+		}
 	}
 }
 
