@@ -7,6 +7,7 @@ import (
 	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/scheduler/bfq"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -240,5 +241,65 @@ func TestAwakeWithPlug(t *testing.T) {
 			t.Logf("D %d + %d at %v", d.Sector, d.Bytes>>9, d.Time)
 		}
 		t.Fatalf("%d requests issued, want 2, the second 10000 + 16 at 5 ms", len(ds))
+	}
+}
+
+// TestBFQUntarRequests: fs-bfq-untar, the same untar under BFQ (tsched-tar
+// at weight 350), replayed through the BFQ model with the capture's own
+// D2C: the capture's G events (1968, in flight at its start aside), within
+// 1 %; sync 45 of 45 (it keeps 32 requests of 512 KiB behind a first of
+// 4 KiB on its plug, TestPlugFlushSize) and jbd2 within one of 128. Before
+// the segment limit, the plug rule and step 3d the replay allocated 1826.
+func TestBFQUntarRequests(t *testing.T) {
+	dir := shared.Path(t, "captures", "recorded-fs", "fs-bfq-untar")
+	base := filepath.Join(dir, "fs-bfq-untar")
+	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := map[uint32]int{}
+	r, err := blktrace.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			break
+		}
+		if e.Action == trace.ActionGetRQ {
+			real[e.PID]++
+		}
+	}
+	r.Close()
+	pred := map[uint32]int{}
+	newBFQ := func(h replay.Host) (replay.Scheduler, error) {
+		return bfq.New(h, replay.Options{Weights: map[uint64]int{921: 350}, HZ: 250})
+	}
+	_, err = replay.Run(w, replay.Config{NewScheduler: newBFQ, Device: capturedD2C{fallback: 200_000}}, func(e *trace.Event) error {
+		if e.Action == trace.ActionGetRQ {
+			pred[e.PID]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jbd2, sync = 32361, 413
+	total := func(m map[uint32]int) (n int) {
+		for _, v := range m {
+			n += v
+		}
+		return n
+	}
+	t.Logf("G real %d (jbd2 %d, sync %d), predicted %d (%d, %d)", total(real), real[jbd2], real[sync], total(pred), pred[jbd2], pred[sync])
+	if real[jbd2] != 128 || real[sync] != 45 {
+		t.Fatalf("capture: jbd2 %d and sync %d requests, want 128 and 45", real[jbd2], real[sync])
+	}
+	if pred[sync] != real[sync] || pred[jbd2] < real[jbd2]-1 || pred[jbd2] > real[jbd2]+1 {
+		t.Errorf("jbd2 %d and sync %d requests, want the capture's %d (within one) and %d", pred[jbd2], pred[sync], real[jbd2], real[sync])
+	}
+	if d := total(pred) - total(real); d*100 > total(real) || -d*100 > total(real) {
+		t.Errorf("%d requests, want the capture's %d within 1%%", total(pred), total(real))
 	}
 }
