@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/tracesched/tracesched/internal/column"
@@ -61,6 +62,22 @@ type collectDev struct {
 	// and the FUA bios (a device without); Workload picks the one the
 	// capture calls for.
 	waitF, waitFF []*collectQ
+	// tails: each process's newest request while it may still take bios
+	// at its plug (the segment rule on Workload), nil when unknown.
+	tails map[uint32]*segTail
+	// unplugged: the bio after whose G its process unplugged (U), until
+	// its next Q or P: a P right after is blk_add_rq_to_plug's flush.
+	unplugged map[uint32]*collectQ
+}
+
+// segTail is a process's newest request in the capture, from its G until
+// it is inserted (I) or issued (D): the request blk_attempt_plug_merge
+// tries first.
+type segTail struct {
+	start, end uint64 // sectors
+	cat        trace.Category
+	cgroup     uint64
+	bios       []*collectQ
 }
 
 // collectQ is a Q event waiting for the Rebuilder to finish its bio.
@@ -72,6 +89,7 @@ type collectQ struct {
 	plugEnd bool
 	// inF, inFF: still waiting in collectDev.waitF, waitFF.
 	inF, inFF bool
+	split     bool // an X followed its Q: it was split at max_sectors
 }
 
 // NewCollector returns an empty Collector with its own Rebuilder.
@@ -95,7 +113,8 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	s := c.devs[d]
 	if s == nil {
 		s = &collectDev{dev: d, perPID: map[uint32]int{}, stats: newStatsBuilder(),
-			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}}
+			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}, tails: map[uint32]*segTail{},
+			unplugged: map[uint32]*collectQ{}}
 		c.devs[d] = s
 	}
 	return s
@@ -151,7 +170,8 @@ func (c *Collector) Before(e *trace.Event) {
 		q := &collectQ{dev: e.Dev, rec: storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup,
 			comm: c.names.id(c.comms[e.PID]), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
 			queue: e.Time, issue: trace.NoTime, done: trace.NoTime,
-			got: trace.NoTime, doneF: trace.NoTime, doneFF: trace.NoTime}}
+			got: trace.NoTime, doneF: trace.NoTime, doneFF: trace.NoTime,
+			segs: uint16(min(minSegments(e.Bytes), math.MaxUint16))}}
 		q.plugged = s.plug[e.PID]
 		if e.Cat&(trace.CatFlush|trace.CatFUA) != 0 {
 			s.flushQ++
@@ -167,29 +187,58 @@ func (c *Collector) Before(e *trace.Event) {
 		s.fifo = append(s.fifo, q)
 		c.byKey[bioKey{e.PID, idx}] = q
 		s.lastQ[e.PID] = q
+		delete(s.unplugged, e.PID)
 	case trace.ActionGetRQ, trace.ActionBackMerge, trace.ActionFrontMerge:
 		// The end of the bio's submission (it slept for a request before G).
 		s := c.dev(e.Dev)
-		if q := s.lastQ[e.PID]; q != nil && !q.rec.got.Valid() && q.rec.sector == e.Sector {
+		q := s.lastQ[e.PID]
+		bio := q != nil && !q.rec.got.Valid() && q.rec.sector == e.Sector
+		if bio {
 			q.rec.got = e.Time
 		}
+		s.segments(e, q, bio)
+	case trace.ActionSplit:
+		s := c.dev(e.Dev)
+		if q := s.lastQ[e.PID]; q != nil && !q.rec.got.Valid() {
+			q.split = true
+		}
+	case trace.ActionInsert:
+		c.dev(e.Dev).dropTail(e.Sector)
 	case trace.ActionPlug:
 		s := c.dev(e.Dev)
 		s.plug[e.PID] = true
 		// P follows the G of the plug's first request.
-		if q := s.lastQ[e.PID]; q != nil && !q.plugEnd {
+		q := s.lastQ[e.PID]
+		if u := s.unplugged[e.PID]; u != nil && u == q {
+			// G, U, P with no Q between: blk_add_rq_to_plug flushed a
+			// full plug (BLK_MAX_REQUEST_COUNT requests, or the last one
+			// of BLK_PLUG_FLUSH_SIZE bytes or more) before the bio's new
+			// request started this one; the engine applies that rule
+			// itself, so the bio does not end its plug.
+			q.plugEnd = false
+		}
+		delete(s.unplugged, e.PID)
+		if q != nil && !q.plugEnd {
 			q.plugged = true
 		}
 	case trace.ActionUnplugIO, trace.ActionUnplugTimer:
+		// The unplug leaves the process's newest request followed: the
+		// unplug that blk_add_rq_to_plug makes comes after its G, and
+		// the request leaves the plug with its I (or D).
 		s := c.dev(e.Dev)
+		delete(s.unplugged, e.PID)
 		if s.plug[e.PID] {
 			s.plug[e.PID] = false
 			if q := s.lastQ[e.PID]; q != nil && q.plugged {
+				if !q.plugEnd && e.Action == trace.ActionUnplugIO && q.rec.got.Valid() {
+					s.unplugged[e.PID] = q
+				}
 				q.plugEnd = true
 			}
 		}
 	case trace.ActionIssue:
 		s := c.dev(e.Dev)
+		s.dropTail(e.Sector)
 		s.issues++
 		s.inflight++
 		s.depth = max(s.depth, s.inflight)
@@ -210,6 +259,100 @@ func (c *Collector) Before(e *trace.Event) {
 		}
 	}
 }
+
+// segments follows the process's newest request (collectDev.tails) through
+// a G, M or F event e of process e.PID; bio says e is of q, the
+// process's latest bio. A bio that gets a request of its own (G) though
+// it starts where that request ends, may merge with it (same operation
+// and cgroup, neither a flush nor FUA, not split) and would keep it
+// within max_sectors was refused for segments (ll_new_hw_segment): the
+// request's bios then have at least MaxSegments+1 segments with it, and
+// their Segments grow to that (the segment rule on Workload).
+func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
+	t := s.tails[e.PID]
+	switch {
+	case e.Action == trace.ActionGetRQ && bio:
+		if t != nil && t.end == q.rec.sector && !q.split && mergeable(t.cat, q.rec.cat) && t.cgroup == q.rec.cgroup &&
+			t.end-t.start+uint64(q.rec.bytes>>9) <= uint64(max(s.maxSect, defaultMaxSectors)) {
+			growSegments(t.bios, defaultMaxSegments+1-int(q.rec.segs))
+		}
+		s.tails[e.PID] = &segTail{start: q.rec.sector, end: q.rec.sector + uint64(q.rec.bytes>>9),
+			cat: q.rec.cat, cgroup: q.rec.cgroup, bios: []*collectQ{q}}
+	case t == nil:
+	case e.Action == trace.ActionBackMerge && bio && t.end == q.rec.sector:
+		t.end += uint64(q.rec.bytes >> 9)
+		t.bios = append(t.bios, q)
+	case e.Action == trace.ActionFrontMerge && bio && q.rec.sector+uint64(q.rec.bytes>>9) == t.start:
+		t.start = q.rec.sector
+		t.bios = append(t.bios, q)
+	case e.Action == trace.ActionGetRQ:
+		delete(s.tails, e.PID) // a split's later part: a request not followed
+	}
+}
+
+// dropTail stops following the request starting at sector (its I or D,
+// which the dispatching task may log, not its process).
+func (s *collectDev) dropTail(sector uint64) {
+	for pid, t := range s.tails {
+		if t.start == sector {
+			delete(s.tails, pid)
+		}
+	}
+}
+
+// mergeable reports whether bios of categories a and b may share a
+// request (blk_rq_merge_ok): the same operation, neither a flush nor FUA.
+func mergeable(a, b trace.Category) bool {
+	const dir = trace.CatWrite | trace.CatDiscard
+	const nomerge = trace.CatFlush | trace.CatFUA
+	return a&dir == b&dir && a&nomerge == 0 && b&nomerge == 0 && a&trace.CatDiscard == 0
+}
+
+// growSegments raises the Segments of bios (one request's) to a sum of
+// at least want: the missing segments are shared out in proportion to
+// what each bio may still have (one segment per page of 4 KiB, at most),
+// largest remainders first, earlier bios first on ties. When the pages
+// do not allow want, every bio gets one segment per page.
+func growSegments(bios []*collectQ, want int) {
+	have, room := 0, 0
+	for _, q := range bios {
+		have += int(q.rec.segs)
+		room += max(0, pages(q.rec.bytes)-int(q.rec.segs))
+	}
+	need := want - have
+	if need <= 0 || room == 0 {
+		return
+	}
+	if need >= room {
+		for _, q := range bios {
+			q.rec.segs = uint16(min(max(int(q.rec.segs), pages(q.rec.bytes)), math.MaxUint16))
+		}
+		return
+	}
+	type share struct {
+		i    int
+		frac int // remainder of need*room_i/room, in units of 1/room
+	}
+	shares := make([]share, 0, len(bios))
+	given := 0
+	for i, q := range bios {
+		r := max(0, pages(q.rec.bytes)-int(q.rec.segs))
+		add := need * r / room
+		q.rec.segs += uint16(add)
+		given += add
+		if r > add {
+			shares = append(shares, share{i, need * r % room})
+		}
+	}
+	sort.SliceStable(shares, func(a, b int) bool { return shares[a].frac > shares[b].frac })
+	for _, sh := range shares[:min(need-given, len(shares))] {
+		bios[sh.i].rec.segs++
+	}
+}
+
+// pages returns the 4 KiB pages a bio of bytes spans at least (its most
+// physical segments: one per page).
+func pages(bytes uint32) int { return max(1, int((uint64(bytes)+4095)/4096)) }
 
 // flushFinal takes the zero-byte C of a flush sequence's restored request
 // (blk_flush_complete_seq, REQ_FSEQ_DONE: its flags lost PREFLUSH, so no
@@ -352,6 +495,7 @@ type storedRecord struct {
 	comm          uint32
 	cat           trace.Category
 	flags         uint8
+	segs          uint16 // Record.Segments
 }
 
 const (
@@ -363,9 +507,9 @@ const (
 // bytes per field, since the records come in queue order), so that it
 // grows without copying and holds no pointers for the collector to scan.
 type recordStore struct {
-	sector, cgroup, pid, index, bytes, comm, cat, flags column.Uints
-	queue, issue, done, got, doneF, doneFF              column.Times
-	n                                                   int
+	sector, cgroup, pid, index, bytes, comm, cat, flags, segs column.Uints
+	queue, issue, done, got, doneF, doneFF                    column.Times
+	n                                                         int
 }
 
 func (s *recordStore) add(r storedRecord) {
@@ -377,6 +521,7 @@ func (s *recordStore) add(r storedRecord) {
 	s.comm.Append(uint64(r.comm))
 	s.cat.Append(uint64(r.cat))
 	s.flags.Append(uint64(r.flags))
+	s.segs.Append(uint64(r.segs))
 	s.queue.Append(int64(r.queue))
 	s.issue.Append(int64(r.issue))
 	s.done.Append(int64(r.done))
@@ -388,7 +533,7 @@ func (s *recordStore) add(r storedRecord) {
 
 // seal codes the records not yet coded: call it once every record is in.
 func (s *recordStore) seal() {
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
 		c.Seal()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -399,7 +544,7 @@ func (s *recordStore) seal() {
 // bytesHeld returns the memory the store holds, in bytes.
 func (s *recordStore) bytesHeld() int {
 	n := 0
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
 		n += c.Bytes()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -411,7 +556,7 @@ func (s *recordStore) bytesHeld() int {
 func (s *recordStore) at(i int) storedRecord {
 	return storedRecord{
 		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), index: uint32(s.index.At(i)),
-		bytes: uint32(s.bytes.At(i)), comm: uint32(s.comm.At(i)), cat: trace.Category(s.cat.At(i)), flags: uint8(s.flags.At(i)),
+		bytes: uint32(s.bytes.At(i)), comm: uint32(s.comm.At(i)), cat: trace.Category(s.cat.At(i)), flags: uint8(s.flags.At(i)), segs: uint16(s.segs.At(i)),
 		queue: trace.Time(s.queue.At(i)), issue: trace.Time(s.issue.At(i)), done: trace.Time(s.done.At(i)),
 		got: trace.Time(s.got.At(i)), doneF: trace.Time(s.doneF.At(i)), doneFF: trace.Time(s.doneFF.At(i)),
 	}
@@ -474,7 +619,7 @@ func (s *storeSource) next() (*Record, error) {
 	s.block = s.block[1:]
 	*r = Record{PID: sr.pid, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
 		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
-		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, got: sr.got}
+		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, got: sr.got, Segments: sr.segs}
 	if s.wb {
 		switch {
 		case s.fua && sr.cat&trace.CatFlush != 0:

@@ -225,6 +225,9 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 			e.q.MaxSectors = defaultMaxSectors
 		}
 	}
+	if e.q.MaxSegments <= 0 {
+		e.q.MaxSegments = defaultMaxSegments
+	}
 	s, err := cfg.NewScheduler(e)
 	if err != nil {
 		return nil, err
@@ -582,7 +585,18 @@ func (e *Engine) getRequest(p *proc, r *Record) {
 		return
 	}
 	if r.Plugged {
-		if len(p.plug) == 0 {
+		// blk_add_rq_to_plug (block/blk-mq.c): a plug that holds
+		// BLK_MAX_REQUEST_COUNT requests, or whose rq_list_peek request
+		// has BLK_PLUG_FLUSH_SIZE bytes or more, is flushed (U) before
+		// the new request starts the next one (P). rq_list_peek is the
+		// list's head, its oldest request, since requests are added at
+		// the tail (rq_list_add_tail, Linux 6.13 on; the head was the
+		// newest before): sync in fs-bfq-untar keeps 32 requests of 512
+		// KiB behind a first one of 4 KiB on its plug.
+		if n := len(p.plug); n == 0 {
+			e.emitNote(trace.ActionPlug, p, 0)
+		} else if n >= blkMaxRequestCount || p.plug[0].Bytes >= blkPlugFlushSize {
+			e.flushPlug(p, false)
 			e.emitNote(trace.ActionPlug, p, 0)
 		}
 		rq.eng.plugged = true
@@ -592,6 +606,15 @@ func (e *Engine) getRequest(p *proc, r *Record) {
 	}
 	e.submitted(p, r)
 }
+
+// blkMaxRequestCount is BLK_MAX_REQUEST_COUNT (32), the most requests a
+// plug of one queue holds (blk_plug_max_rq_count); blkPlugFlushSize is
+// BLK_PLUG_FLUSH_SIZE (128 KiB): a plug whose oldest request has that
+// many bytes is flushed before it takes another request.
+const (
+	blkMaxRequestCount = 32
+	blkPlugFlushSize   = 128 << 10
+)
 
 // submitted finishes a bio's submission: it merged or got a request.
 func (e *Engine) submitted(p *proc, r *Record) {
@@ -722,19 +745,63 @@ func bioOf(rq *Request) Bio {
 
 // mergeOK reports whether a bio of cat and cgroup may join rq (blk_rq_merge_ok
 // and rq_mergeable): same operation, no flush or FUA on either side, same
-// cgroup (blk_cgroup_mergeable), and the result no larger than MaxSectors.
-func (e *Engine) mergeOK(rq *Request, cat trace.Category, cg uint64, bytes uint32) bool {
+// cgroup (blk_cgroup_mergeable), rq not REQ_NOMERGE.
+func (e *Engine) mergeOK(rq *Request, cat trace.Category, cg uint64) bool {
 	const dir = trace.CatWrite | trace.CatDiscard
 	const nomerge = trace.CatFlush | trace.CatFUA
-	if rq.Cat&dir != cat&dir || rq.Cat&nomerge != 0 || cat&nomerge != 0 || rq.Cgroup != cg || rq.eng.noMerge {
-		return false
-	}
-	return uint64(rq.Bytes>>9)+uint64(bytes>>9) <= uint64(e.q.MaxSectors)
+	return rq.Cat&dir == cat&dir && rq.Cat&nomerge == 0 && cat&nomerge == 0 && rq.Cgroup == cg && !rq.eng.noMerge
 }
 
+// bioFits is ll_back_merge_fn and ll_front_merge_fn (block/blk-merge.c)
+// for bio r and rq, once mergeOK holds: the request may grow to
+// MaxSectors sectors (blk_rq_get_max_sectors) and MaxSegments physical
+// segments (ll_new_hw_segment: req->nr_phys_segments + nr_phys_segs >
+// blk_rq_get_max_segments(req) is no merge). A bio that does not fit
+// marks rq REQ_NOMERGE (req_set_nomerge, on both failures), so that
+// nothing merges into it afterwards. Discards count no segments.
+func (e *Engine) bioFits(rq *Request, r *Record) bool {
+	if uint64(rq.Bytes>>9)+uint64(r.Bytes>>9) > uint64(e.q.MaxSectors) ||
+		(rq.Cat&trace.CatDiscard == 0 && rq.eng.segs+bioSegments(r) > e.q.MaxSegments) {
+		rq.eng.noMerge = true
+		return false
+	}
+	return true
+}
+
+// bioSegments returns the physical segments bio r adds to a request:
+// Record.Segments, or when that is 0 the fewest r can have,
+// minSegments(r.Bytes).
+func bioSegments(r *Record) int {
+	if r.Segments > 0 {
+		return int(r.Segments)
+	}
+	return minSegments(r.Bytes)
+}
+
+// maxSegmentSize is BLK_MAX_SEGMENT_SIZE (65536 bytes), the largest
+// physical segment of a queue that sets none (blk_validate_limits).
+const maxSegmentSize = 64 << 10
+
+// defaultMaxSegments is BLK_MAX_SEGMENTS (128), queue/max_segments of a
+// driver that sets none (blk_validate_limits), as the loop driver.
+const defaultMaxSegments = 128
+
+// minSegments returns the fewest physical segments a bio of bytes can
+// have: one per maxSegmentSize, at least one (all its pages physically
+// contiguous).
+func minSegments(bytes uint32) int {
+	return max(1, int((uint64(bytes)+maxSegmentSize-1)/maxSegmentSize))
+}
+
+// rqMergeable reports whether next may be merged into rq, which it follows
+// (attempt_merge: rq_mergeable, the operation and flags, the cgroup; then
+// ll_merge_requests_fn: at most MaxSectors sectors and MaxSegments
+// segments together, without marking either REQ_NOMERGE).
 func (e *Engine) rqMergeable(rq, next *Request) bool {
 	return rq != next && rq.eng.held && !rq.eng.noMerge && !next.eng.noMerge &&
-		e.mergeOK(rq, next.Cat, next.Cgroup, next.Bytes)
+		e.mergeOK(rq, next.Cat, next.Cgroup) &&
+		uint64(rq.Bytes>>9)+uint64(next.Bytes>>9) <= uint64(e.q.MaxSectors) &&
+		(rq.Cat&trace.CatDiscard != 0 || rq.eng.segs+next.eng.segs <= e.q.MaxSegments)
 }
 
 // merge tries to merge bio r into an existing request: the last request
@@ -745,14 +812,14 @@ func (e *Engine) rqMergeable(rq, next *Request) bool {
 func (e *Engine) merge(p *proc, r *Record) bool {
 	if n := len(p.plug); n > 0 {
 		rq := p.plug[n-1]
-		if e.mergeOK(rq, r.Cat, r.Cgroup, r.Bytes) {
+		if e.mergeOK(rq, r.Cat, r.Cgroup) {
 			switch {
-			case rq.End() == r.Sector:
+			case rq.End() == r.Sector && e.bioFits(rq, r):
 				e.addBio(rq, r, false)
 				e.res.BackMerges++
 				e.emitBio(trace.ActionBackMerge, r)
 				return true
-			case r.End() == rq.Sector:
+			case r.End() == rq.Sector && e.bioFits(rq, r):
 				e.addBio(rq, r, true)
 				e.res.FrontMerges++
 				e.emitBio(trace.ActionFrontMerge, r)
@@ -766,7 +833,7 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 	e.syncHash()
 	e.bio = Bio{PID: r.PID, Index: r.Index, Cgroup: r.Cgroup, Sector: r.Sector, Bytes: r.Bytes, Cat: r.Cat}
 	b := &e.bio
-	if rq := e.byEnd[r.Sector]; rq != nil && rq.eng.held && e.mergeOK(rq, r.Cat, r.Cgroup, r.Bytes) && e.sched.AllowMerge(rq, b) {
+	if rq := e.byEnd[r.Sector]; rq != nil && rq.eng.held && e.mergeOK(rq, r.Cat, r.Cgroup) && e.sched.AllowMerge(rq, b) && e.bioFits(rq, r) {
 		e.unhash(rq)
 		e.addBio(rq, r, false)
 		e.res.BackMerges++
@@ -781,7 +848,7 @@ func (e *Engine) merge(p *proc, r *Record) bool {
 		return true
 	}
 	if rq := e.sched.RequestMerge(e.now, b); rq != nil && rq.eng.held && rq.Sector == r.End() &&
-		e.mergeOK(rq, r.Cat, r.Cgroup, r.Bytes) && e.sched.AllowMerge(rq, b) {
+		e.mergeOK(rq, r.Cat, r.Cgroup) && e.sched.AllowMerge(rq, b) && e.bioFits(rq, r) {
 		e.unhash(rq)
 		e.addBio(rq, r, true)
 		e.res.FrontMerges++
@@ -806,6 +873,7 @@ func (e *Engine) addBio(rq *Request, r *Record, front bool) {
 	}
 	rq.Bytes += r.Bytes
 	rq.Bios++
+	rq.eng.segs += bioSegments(r)
 	rq.eng.recs = append(rq.eng.recs, r)
 }
 
@@ -813,6 +881,7 @@ func (e *Engine) addBio(rq *Request, r *Record, front bool) {
 func (e *Engine) absorb(rq, next *Request) {
 	rq.Bytes += next.Bytes
 	rq.Bios += next.Bios
+	rq.eng.segs += next.eng.segs
 	rq.eng.recs = append(rq.eng.recs, next.eng.recs...)
 	if next.Queued < rq.Queued {
 		rq.Queued = next.Queued
@@ -888,6 +957,7 @@ func (e *Engine) newRequest(r *Record) *Request {
 	rq.PID, rq.Cgroup, rq.Sector, rq.Bytes, rq.Cat = r.PID, r.Cgroup, r.Sector, r.Bytes, r.Cat
 	rq.Comm = r.Comm
 	rq.Bios = 1
+	rq.eng.segs = bioSegments(r)
 	rq.Queued = e.now
 	rq.Inserted, rq.Issued = trace.NoTime, trace.NoTime
 	rq.eng.recs = append(rq.eng.recs, r)

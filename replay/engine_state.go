@@ -12,5 +12,6 @@ type engineState struct {
 	flushSeq    bool      // in the flush machinery's sequence (RQF_FLUSH_SEQ): never merged
 	fseq        uint8     // flush steps done (REQ_FSEQ_*)
 	flushRq     bool      // a flush request the machinery made (REQ_OP_FLUSH)
-	noMerge     bool      // never merged (REQ_NOMERGE of a split's first part, RQF_FLUSH_SEQ)
+	noMerge     bool      // never merged (REQ_NOMERGE of a split's first part, RQF_FLUSH_SEQ, req_set_nomerge)
+	segs        int       // physical segments (nr_phys_segments): the sum of its bios' bioSegments
 }

@@ -177,6 +177,10 @@ type Queue struct {
 	Depth      int    // hardware queue depth: most requests on the device at once
 	NrRequests int    // queue/nr_requests: most requests allocated at once
 	MaxSectors uint32 // queue/max_sectors_kb * 2: largest request, in sectors
+	// MaxSegments is queue/max_segments: the most physical segments of a
+	// request (0: 128, BLK_MAX_SEGMENTS). A bio's segments are
+	// Record.Segments.
+	MaxSegments int
 	// WriteCache is queue/write_cache; WriteCacheAuto takes the workload's
 	// (Workload.WriteCache, Workload.FUA) for both it and FUA.
 	WriteCache WriteCache

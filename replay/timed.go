@@ -126,7 +126,7 @@ func (e *Engine) nextCycle(p *proc) bool {
 		o := &t.orig[i]
 		c := &Record{
 			PID: o.PID, Index: o.Index + uint32(base), Cgroup: o.Cgroup, Comm: o.Comm,
-			Sector: o.Sector, Bytes: o.Bytes, Cat: o.Cat,
+			Sector: o.Sector, Bytes: o.Bytes, Cat: o.Cat, Segments: o.Segments,
 			Queue: o.Queue + trace.Time(t.cycle)*t.period, Issue: trace.NoTime, Done: trace.NoTime,
 			Plugged: o.Plugged, PlugEnd: o.PlugEnd,
 			Dep: -1, Think: o.Think, wake: o.wake, got: trace.NoTime,

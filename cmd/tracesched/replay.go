@@ -72,7 +72,7 @@ validating.
 
 Settings: --set takes queue attributes as sysfs names them, under queue/iosched/ (the
 scheduler's tunables: slice_idle_us=2000, low_latency=0) or queue/ (rotational=0,
-nr_requests=64, max_sectors_kb=512). A capture does not record whether the device was
+nr_requests=64, max_sectors_kb=512, max_segments=128). A capture does not record whether the device was
 rotational: the default is rotational, as the kernel reports SCSI, virtio and loop
 devices, except for NVMe devices (major 259); say rotational=0 for flash behind
 another driver. --weight takes a cgroup by numeric id (as the capture records it) or
@@ -205,7 +205,7 @@ func parseWeights(ws []string, known map[uint64]string) (map[uint64]int, error) 
 
 // queueAttrs are the --set names under queue/ that the engine models; the
 // rest are the scheduler's tunables (queue/iosched/).
-var queueAttrs = map[string]bool{"rotational": true, "nr_requests": true, "max_sectors_kb": true, "queue_depth": true}
+var queueAttrs = map[string]bool{"rotational": true, "nr_requests": true, "max_sectors_kb": true, "max_segments": true, "queue_depth": true}
 
 // ioschedSets returns the --set names that are not queue attributes: what
 // the scheduler model takes.
@@ -245,6 +245,13 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 			return q, usagef("invalid --set max_sectors_kb=%s: want a whole number of at least 4", v)
 		}
 		q.MaxSectors = uint32(n) * 2
+	}
+	if v, ok := sets["max_segments"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 65535 {
+			return q, usagef("invalid --set max_segments=%s: want a whole number from 1 to 65535", v)
+		}
+		q.MaxSegments = n
 	}
 	if v, ok := sets["queue_depth"]; ok {
 		n, err := strconv.Atoi(v)
