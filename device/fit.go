@@ -46,7 +46,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 			ys := make([]float64, len(byOp[o]))
 			for j, i := range byOp[o] {
 				xs[j] = float64(ss[i].bytes)
-				ys[j] = ss[i].d2c / n.saturation(ss[i].k)
+				ys[j] = ss[i].d2c / n.sampleSat(ss[i])
 			}
 			base, per := fitLine(xs, ys)
 			if !twoSizes(xs) {
@@ -58,7 +58,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 		cnt := make([]float64, maxK+1)
 		for _, s := range ss {
 			m := n.op(s.op).mean(s.bytes)
-			if m <= 0 {
+			if m <= 0 || s.flush() {
 				continue
 			}
 			sum[s.k] += s.d2c / m
@@ -89,7 +89,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 	sum := make([]float64, maxK+1)
 	cnt := make([]float64, maxK+1)
 	for _, s := range ss {
-		if m := n.op(s.op).mean(s.bytes) * n.hinge(s.k); m > 0 {
+		if m := n.op(s.op).mean(s.bytes) * n.hinge(s.k); m > 0 && !s.flush() {
 			sum[s.k] += s.d2c / m
 			cnt[s.k]++
 		}
@@ -107,7 +107,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 		var byB [][]float64
 		for _, i := range byOp[o] {
 			s := ss[i]
-			if m := t.mean(s.bytes) * t.sat(n.saturation(s.k)); m > 0 {
+			if m := t.mean(s.bytes) * t.sat(n.sampleSat(s)); m > 0 {
 				r = append(r, s.d2c/m)
 				b := InflightBucket(s.k)
 				for len(byB) <= b {
@@ -540,6 +540,20 @@ func flatten(n *NonRotational, ss []sample, nq int) {
 	}
 }
 
+// flush reports whether s is a flush the flush machinery made (zero
+// bytes, class other): flushLatency times it without the saturation
+// factor, and the fit must not divide it by one.
+func (s *sample) flush() bool { return s.op == OpOther && s.bytes == 0 }
+
+// sampleSat returns the saturation factor the device applies to s: 1 for
+// a flush (flushLatency), the factor at its k otherwise.
+func (n *NonRotational) sampleSat(s sample) float64 {
+	if s.flush() {
+		return 1
+	}
+	return n.saturation(s.k)
+}
+
 // maxSatExp bounds OpTiming.SatExp.
 const maxSatExp = 2
 
@@ -573,7 +587,7 @@ func fitSatExp(n *NonRotational, ss []sample, byOp [numOps][]int) {
 		ms := make([]float64, len(idx))
 		low, high := 0, 0
 		for j, i := range idx {
-			fs[j] = n.saturation(ss[i].k)
+			fs[j] = n.sampleSat(ss[i])
 			ms[j] = t.mean(ss[i].bytes)
 			switch {
 			case fs[j] <= 1.5:

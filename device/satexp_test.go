@@ -98,3 +98,36 @@ func TestSatExpMinorClass(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushFitWithoutSaturation: flushLatency times a flush without the
+// saturation factor, so the fit must not divide a flush's D2C by one.
+// A synthetic device whose 4 KiB reads take 50 us times k (k the
+// requests on the device at the issue) and whose flushes (REQ_OP_FLUSH:
+// zero bytes) take 300 us whatever k (hand computation: every flush
+// 300 us), issued in bursts of 1 to 32 as satExpCapture, one in ten a
+// flush: the model's mean flush latency must be 300 us within 10 %.
+// Dividing by the factor, as the fit did before (commit 7f0c984: 85 us
+// here), gives about the mean of 300 us / f(k) over the flushes' k.
+func TestFlushFitWithoutSaturation(t *testing.T) {
+	reqs := satExpCapture()
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Cat == trace.CatWrite {
+			r.Bytes, r.Cat = 0, trace.CatWrite|trace.CatFlush
+			r.Complete = r.Issue + 300e3
+		}
+	}
+	m, _, err := Calibrate(reqs, CalibrateOptions{Seed: 1, NotRotational: true, NoBatching: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := m.NonRotational
+	var sum float64
+	const draws = 1000
+	for i := range draws {
+		sum += n.flushLatency((float64(i) + 0.5) / draws)
+	}
+	if got := sum / draws; math.Abs(got/300e3-1) > 0.1 {
+		t.Errorf("mean flush latency %.0f us, want 300 us within 10 %%", got/1e3)
+	}
+}
