@@ -338,7 +338,10 @@ const findings = `## Reading the results (measured 2026-12-01)
   shares within 1.3 pp, its p50 within 5 %, and the capture's own D2C demerit falls from 52 to 17 %.
   Of the validation captures only fs-bfq-pgbench (per-process bandwidth +11.1..18.4 % ->
   +7.5..13.4 %) and raw-sweep-none (by 1.1 points at most, failing as before) change;
-  fs-bfq-pgbench -> mq-deadline now meets every aim.
+  fs-bfq-pgbench -> mq-deadline now meets every aim. The fit also divided a flush's D2C by the
+  factor that flushLatency never applies (a flat 300 us flush among reads growing with the depth
+  came out at 85 us); fitted as it is timed, fs-bfq-pgbench's processes come to +5.7..11.9 % and
+  its D2C demerit from 86.5 to 63.5 % (its Q2C demerit grows, 2,495 -> 4,314 %).
 - **Where the real run is the host's (pair 17).** rig/wi-mix4-bfq-b (weights 600:300:100) gave the
   weight-600 qd1 reader 5 % of the bytes. Its fio submitted slowly: from a completion to its next Q
   p90 1,521 us, p99 5.1 ms, mean 379 us, against p90 103 and 94 us, means 104 and 211 us, in the two
