@@ -193,8 +193,12 @@ func (f *Fit) String() string {
 			}
 			for o := range numOps {
 				if t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]; t != nil {
-					fmt.Fprintf(&b, "  %-5s base %v + %.4g ns/byte (n=%d), residual p1 %.3f p50 %.3f p99 %.3f\n",
-						Op(o), t.Base, t.PerByte, t.N, t.Residual.At(0.01), t.Residual.At(0.5), t.Residual.At(0.99))
+					exp := ""
+					if t.SatExp > 0 {
+						exp = fmt.Sprintf(", in-flight factor to the power %.2f", t.SatExp)
+					}
+					fmt.Fprintf(&b, "  %-5s base %v + %.4g ns/byte%s (n=%d), residual p1 %.3f p50 %.3f p99 %.3f\n",
+						Op(o), t.Base, t.PerByte, exp, t.N, t.Residual.At(0.01), t.Residual.At(0.5), t.Residual.At(0.99))
 				}
 			}
 		case KindRotational:

@@ -9,6 +9,8 @@
 //     write, other), times a saturation factor 1 + Slope*max(0, k-Parallelism)
 //     where k is the number of requests on the device once it is issued,
 //     (or the factor measured at k, where the capture showed k often),
+//     raised to the class's SatExp where it has one (a class other than
+//     the largest whose latency grows otherwise with k),
 //     times a residual multiplier drawn from the class's empirical residual
 //     distribution. Below SaturatedBelow (the fewest requests the capture
 //     kept on the device for nine tenths of its busy time, when that is 4
@@ -66,6 +68,7 @@
 //	    "inflight_factors": [1.4, 1, 1.02, ...],  measured factor at k = 1, 2, ... (optional)
 //	    "saturated_below": 26, "saturation_window_ns": 6355291,  throughput held below 26 (optional)
 //	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
+//	              "saturation_exponent": 0.2,  the class's own power of the factor (optional; 0 or absent: 1)
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none
 //	    "batching": {"join_lead_ns": 86000, "join_window_ns": 400000, "drain_ns": 780,

@@ -46,7 +46,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 			ys := make([]float64, len(byOp[o]))
 			for j, i := range byOp[o] {
 				xs[j] = float64(ss[i].bytes)
-				ys[j] = ss[i].d2c / n.saturation(ss[i].k)
+				ys[j] = ss[i].d2c / n.sampleSat(ss[i])
 			}
 			base, per := fitLine(xs, ys)
 			if !twoSizes(xs) {
@@ -58,7 +58,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 		cnt := make([]float64, maxK+1)
 		for _, s := range ss {
 			m := n.op(s.op).mean(s.bytes)
-			if m <= 0 {
+			if m <= 0 || s.flush() {
 				continue
 			}
 			sum[s.k] += s.d2c / m
@@ -89,7 +89,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 	sum := make([]float64, maxK+1)
 	cnt := make([]float64, maxK+1)
 	for _, s := range ss {
-		if m := n.op(s.op).mean(s.bytes) * n.hinge(s.k); m > 0 {
+		if m := n.op(s.op).mean(s.bytes) * n.hinge(s.k); m > 0 && !s.flush() {
 			sum[s.k] += s.d2c / m
 			cnt[s.k]++
 		}
@@ -97,6 +97,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 	for k := 1; k <= maxK && cnt[k] >= minGroup; k++ {
 		n.Factors = append(n.Factors, n.hinge(k)*sum[k]/cnt[k])
 	}
+	fitSatExp(n, ss, byOp)
 	for o := range numOps {
 		if len(byOp[o]) == 0 {
 			continue
@@ -106,7 +107,7 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 		var byB [][]float64
 		for _, i := range byOp[o] {
 			s := ss[i]
-			if m := t.mean(s.bytes) * n.saturation(s.k); m > 0 {
+			if m := t.mean(s.bytes) * t.sat(n.sampleSat(s)); m > 0 {
 				r = append(r, s.d2c/m)
 				b := InflightBucket(s.k)
 				for len(byB) <= b {
@@ -543,5 +544,95 @@ func flatten(n *NonRotational, ss []sample, nq int) {
 			}
 		}
 		t.Residual = QuantilesOf(r, nq)
+	}
+}
+
+// flush reports whether s is a flush the flush machinery made (zero
+// bytes, class other): flushLatency times it without the saturation
+// factor, and the fit must not divide it by one.
+func (s *sample) flush() bool { return s.op == OpOther && s.bytes == 0 }
+
+// sampleSat returns the saturation factor the device applies to s: 1 for
+// a flush (flushLatency), the factor at its k otherwise.
+func (n *NonRotational) sampleSat(s sample) float64 {
+	if s.flush() {
+		return 1
+	}
+	return n.saturation(s.k)
+}
+
+// maxSatExp bounds OpTiming.SatExp.
+const maxSatExp = 2
+
+// fitSatExp gives each class but the largest its own saturation exponent
+// (OpTiming.SatExp), fitted on ss with the factors n has now:
+//
+//  1. The largest class (most samples) keeps 1: the factors were fitted
+//     mostly on it.
+//  2. Another class is fitted only when its samples show the factor
+//     varying: at least minGroup of them where the factor is at most 1.5
+//     and minGroup where it is 2 or more.
+//  3. For each exponent g in 0.05, 0.10, ..., maxSatExp, the least-squares
+//     scale a of D2C = a*mean(bytes)*f^g (f the factor at the sample's k)
+//     and its squared error; the g with the least error is kept, its
+//     scale folded into Base and PerByte, unless it is 1 (nothing
+//     changes).
+func fitSatExp(n *NonRotational, ss []sample, byOp [numOps][]int) {
+	largest := -1
+	for o := range numOps {
+		if largest < 0 || len(byOp[o]) > len(byOp[largest]) {
+			largest = int(o)
+		}
+	}
+	for o := range numOps {
+		t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]
+		idx := byOp[o]
+		if t == nil || int(o) == largest || len(idx) < 2*minGroup {
+			continue
+		}
+		fs := make([]float64, len(idx))
+		ms := make([]float64, len(idx))
+		low, high := 0, 0
+		for j, i := range idx {
+			fs[j] = n.sampleSat(ss[i])
+			ms[j] = t.mean(ss[i].bytes)
+			switch {
+			case fs[j] <= 1.5:
+				low++
+			case fs[j] >= 2:
+				high++
+			}
+		}
+		if low < minGroup || high < minGroup {
+			continue
+		}
+		bestG, bestA, bestErr := 1.0, 1.0, math.Inf(1)
+		for step := 1; step <= 20*maxSatExp; step++ {
+			g := float64(step) / 20
+			var sgg, syg float64
+			for j, i := range idx {
+				x := ms[j] * math.Pow(fs[j], g)
+				sgg += x * x
+				syg += ss[i].d2c * x
+			}
+			if sgg <= 0 {
+				continue
+			}
+			a := syg / sgg
+			var e float64
+			for j, i := range idx {
+				d := ss[i].d2c - a*ms[j]*math.Pow(fs[j], g)
+				e += d * d
+			}
+			if e < bestErr {
+				bestG, bestA, bestErr = g, a, e
+			}
+		}
+		if bestG == 1 || !(bestA > 0) {
+			continue
+		}
+		t.SatExp = bestG
+		t.Base = time.Duration(math.Round(float64(t.Base) * bestA))
+		t.PerByte *= bestA
 	}
 }

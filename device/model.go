@@ -222,10 +222,20 @@ func (n *NonRotational) hinge(k int) float64 {
 
 // OpTiming is the unsaturated service time of one operation class.
 type OpTiming struct {
-	Base     time.Duration `json:"base_ns"`     // latency of a zero-byte request, ns
-	PerByte  float64       `json:"per_byte_ns"` // added latency per byte, ns
-	N        int           `json:"n"`           // requests it was fitted on
-	Residual Quantiles     `json:"residual"`    // multiplier of Base+PerByte*bytes (times the in-flight factor); empty means 1
+	Base    time.Duration `json:"base_ns"`     // latency of a zero-byte request, ns
+	PerByte float64       `json:"per_byte_ns"` // added latency per byte, ns
+	// SatExp, when above 0, is the power to which this class raises the
+	// saturation factor (the in-flight factors and the line): a request of
+	// the class issued where the factor is f takes f^SatExp times its
+	// unsaturated latency. The factors are measured on the capture's mix,
+	// whose largest class dominates them; a smaller class whose latency
+	// grows otherwise with the requests on the device (a 256 KiB write
+	// among 4 KiB reads: 2.3 times from 1-2 to 25 or more requests on the
+	// device, where the reads grow 10 times, rig/wi-mix3-bfq-a) gets its
+	// own exponent (fitSatExp). 0: 1, the factor as it is. Version 2 on.
+	SatExp   float64   `json:"saturation_exponent,omitempty"`
+	N        int       `json:"n"`        // requests it was fitted on
+	Residual Quantiles `json:"residual"` // multiplier of Base+PerByte*bytes (times the in-flight factor); empty means 1
 	// ByInflight holds, for requests issued with k on the device, the
 	// residual table of bucket InflightBucket(k) (k = 1, 2, 3-4, 5-8, ...)
 	// where the capture had enough of them; an empty or missing entry
@@ -249,6 +259,14 @@ func (t *OpTiming) residual(k int) Quantiles {
 		return t.ByInflight[b]
 	}
 	return t.Residual
+}
+
+// sat returns the saturation factor f as the class takes it (SatExp).
+func (t *OpTiming) sat(f float64) float64 {
+	if t.SatExp <= 0 || t.SatExp == 1 {
+		return f
+	}
+	return math.Pow(f, t.SatExp)
 }
 
 // mean returns the unsaturated latency of a request of size bytes, ns.
@@ -346,6 +364,9 @@ func (m *Model) Validate() error {
 			}
 			if t.Base < 0 || t.PerByte < 0 || math.IsNaN(t.PerByte) || math.IsInf(t.PerByte, 0) {
 				return fmt.Errorf("nonrotational %s: negative or non-finite cost (base_ns %d, per_byte_ns %v)", o, t.Base, t.PerByte)
+			}
+			if t.SatExp < 0 || t.SatExp > maxSatExp || math.IsNaN(t.SatExp) {
+				return fmt.Errorf("nonrotational %s: saturation_exponent %v not in [0, %g]", o, t.SatExp, float64(maxSatExp))
 			}
 			if err := t.Residual.validate(); err != nil {
 				return fmt.Errorf("nonrotational %s residual: %w", o, err)

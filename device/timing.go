@@ -156,7 +156,7 @@ func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, u float
 // slow (saturationAvg).
 func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, u float64) float64 {
 	ot := n.op(OpOf(cat, bytes))
-	l := ot.mean(bytes) * n.saturationAvg(k, avg, slow)
+	l := ot.mean(bytes) * ot.sat(n.saturationAvg(k, avg, slow))
 	if r := ot.residual(k); r.Len() > 0 {
 		l *= r.At(u)
 	}
