@@ -2,6 +2,8 @@ package device
 
 import (
 	"fmt"
+	"math"
+	"sort"
 	"time"
 
 	"github.com/tracesched/tracesched/trace"
@@ -37,11 +39,20 @@ const DefaultProbeBudget = 30 * time.Second
 type ProbeStep struct {
 	Write      bool
 	Sequential bool
-	Size       uint32
-	Depth      int
+	// Flush: one random write of Size, then a flush of the target's cache
+	// (fdatasync: REQ_OP_FLUSH on a block device, for a loop device an
+	// fsync of its backing file), one at a time. The flushes are the
+	// "other" class of the model (a capture's FN requests), which times a
+	// replay's flushes; Write is set too.
+	Flush bool
+	Size  uint32
+	Depth int
 }
 
 func (s ProbeStep) String() string {
+	if s.Flush {
+		return fmt.Sprintf("flush after a %dk write", s.Size/1024)
+	}
 	op, pat := "read", "rand"
 	if s.Write {
 		op = "write"
@@ -59,7 +70,18 @@ func (s ProbeStep) String() string {
 type ProbeResult struct {
 	Requests []trace.Request
 	Steps    []ProbeStep
-	Skipped  int // steps left out when the budget ran short
+	// Spans holds, per step run (parallel to Steps), the first and one
+	// past the last index of its requests in Requests, and the time it
+	// ran, ns since the sweep began (the first issue to the last
+	// completion).
+	Spans   []ProbeSpan
+	Skipped int // steps left out when the budget ran short
+}
+
+// ProbeSpan is where one step's requests are in a ProbeResult.
+type ProbeSpan struct {
+	First, End  int        // Requests[First:End]
+	Start, Stop trace.Time // ns since the sweep began
 }
 
 func (o ProbeOptions) withDefaults() ProbeOptions {
@@ -97,6 +119,9 @@ func (o ProbeOptions) steps() []ProbeStep {
 
 func (o ProbeOptions) grid() []ProbeStep {
 	var out []ProbeStep
+	if o.Writes {
+		out = append(out, ProbeStep{Write: true, Flush: true, Size: 4 << 10, Depth: 1})
+	}
 	for _, w := range []bool{false, true} {
 		if w && !o.Writes {
 			continue
@@ -107,6 +132,68 @@ func (o ProbeOptions) grid() []ProbeStep {
 					out = append(out, ProbeStep{Write: w, Sequential: seq, Size: sz, Depth: d})
 				}
 			}
+		}
+	}
+	return out
+}
+
+// StepFit is how a model reproduces one step of a sweep: what the step
+// measured (requests, requests and MiB per second over its span, mean
+// latency) beside the model's mean latency for the same requests, each
+// issued at its measured time with the measured requests on the device,
+// as Calibrate scores a capture. A flush step's requests and latencies
+// are its flushes'.
+type StepFit struct {
+	Step      string        `json:"step"`
+	Requests  int           `json:"requests"`
+	IOPS      float64       `json:"iops"`
+	MiBps     float64       `json:"mib_per_s"`
+	Mean      time.Duration `json:"mean_ns"`
+	ModelMean time.Duration `json:"model_mean_ns"`
+}
+
+// Error is the model's relative error on the step's mean latency.
+func (s StepFit) Error() float64 {
+	if s.Mean <= 0 {
+		return math.NaN()
+	}
+	return float64(s.ModelMean-s.Mean) / float64(s.Mean)
+}
+
+// StepFits scores m on every step of r (see StepFit), in the order the
+// steps ran. seed seeds the model's draws.
+func (r *ProbeResult) StepFits(m *Model, seed uint64) []StepFit {
+	c := prepare(r.Requests)
+	pred := c.predict(m, seed)
+	out := make([]StepFit, len(r.Spans))
+	sum := make([][2]float64, len(r.Spans))
+	for i, sp := range r.Spans {
+		out[i].Step = r.Steps[i].String()
+		var bytes, n float64
+		for _, q := range r.Requests[sp.First:sp.End] {
+			if !r.Steps[i].Flush || q.Bytes == 0 {
+				bytes += float64(q.Bytes)
+				n++
+			}
+		}
+		if d := float64(sp.Stop - sp.Start); d > 0 {
+			out[i].IOPS = n / d * 1e9
+			out[i].MiBps = bytes / d * 1e9 / (1 << 20)
+		}
+	}
+	for i, s := range c.samples {
+		j := sort.Search(len(r.Spans), func(j int) bool { return r.Spans[j].Stop >= s.issue })
+		if j == len(r.Spans) || s.issue < r.Spans[j].Start || r.Steps[j].Flush && s.op != OpOther {
+			continue // a flush step's writes are ordinary qd1 writes
+		}
+		out[j].Requests++
+		sum[j][0] += s.d2c
+		sum[j][1] += pred[i]
+	}
+	for j := range out {
+		if n := float64(out[j].Requests); n > 0 {
+			out[j].Mean = time.Duration(math.Round(sum[j][0] / n))
+			out[j].ModelMean = time.Duration(math.Round(sum[j][1] / n))
 		}
 	}
 	return out

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,10 +38,13 @@ func newProbeCmd(ios *IOStreams) *cobra.Command {
 		Short: "Measure a device with a short direct-I/O sweep and fit a device model",
 		Long: `Probe measures a block device or a file with a short sweep of direct I/O (O_DIRECT):
 reads and writes, random and sequential, sizes 4 KiB to 1 MiB, 1 to 64 requests in flight,
-every step an equal share of --budget. Each request is timed from its system call to its
+and (when it may write) 4 KiB writes each followed by a flush (fdatasync), every step an
+equal share of the time left of --budget. Each request is timed from its system call to its
 return, and the device model is calibrated from those times exactly as from a capture's
-D2C times, so replay --device takes the result. Unlike a capture, the sweep covers depths,
-sizes and operations the workload may not show.
+D2C times (the flushes as a capture's flush requests), so replay --device takes the result.
+Unlike a capture, the sweep covers depths, sizes and operations the workload may not show.
+The fit is printed with each step's measured IOPS, MiB/s and mean latency beside the model's
+mean latency for the same requests.
 
 Probe never writes to a target that holds data (any non-zero byte in 64 samples of 1 MiB
 spread over it), nor to a mounted device, unless --destructive is given (never for a
@@ -174,11 +181,30 @@ func probeRun(ctx context.Context, ios *IOStreams, opts *probeOptions) error {
 		return err
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: %d requests in %d steps (%d skipped) in %.1f s\n", len(res.Requests), len(res.Steps), res.Skipped, time.Since(start).Seconds())
+	steps := res.StepFits(model, opts.seed)
 	if opts.json {
 		enc := json.NewEncoder(ios.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(fit)
+		return enc.Encode(struct {
+			Fit   *device.Fit      `json:"fit"`
+			Steps []device.StepFit `json:"steps"`
+		}{fit, steps})
 	}
 	fmt.Fprintf(ios.Out, "probe %s\n%s", opts.target, fit)
+	writeStepFits(ios.Out, steps)
 	return nil
+}
+
+// writeStepFits prints the sweep's steps, sorted by name, with the model's
+// error on each one's mean latency.
+func writeStepFits(w io.Writer, steps []device.StepFit) {
+	steps = slices.Clone(steps)
+	slices.SortStableFunc(steps, func(a, b device.StepFit) int { return cmp.Compare(a.Step, b.Step) })
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "step\trequests\tIOPS\tMiB/s\tmean\tmodel mean\terror\t\n")
+	for _, s := range steps {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f\t%v\t%v\t%+.0f%%\t\n", s.Step, s.Requests, s.IOPS, s.MiBps,
+			s.Mean.Round(time.Microsecond), s.ModelMean.Round(time.Microsecond), 100*s.Error())
+	}
+	tw.Flush()
 }
