@@ -29,6 +29,7 @@ type probeOptions struct {
 	size        int64
 	json        bool
 	seed        uint64
+	quantiles   int
 }
 
 func newProbeCmd(ios *IOStreams) *cobra.Command {
@@ -63,6 +64,9 @@ created, zero-filled, of --size bytes; a new or zero-filled target is written fr
 			if opts.budget < 100*time.Millisecond {
 				return usagef("invalid --budget %v: want at least 100ms", opts.budget)
 			}
+			if opts.quantiles < 16 {
+				return usagef("invalid --quantiles %d: want at least 16", opts.quantiles)
+			}
 			if opts.size < 64<<20 {
 				return usagef("invalid --size %d: want at least 64 MiB", opts.size)
 			}
@@ -77,6 +81,7 @@ created, zero-filled, of --size bytes; a new or zero-filled target is written fr
 	f.Int64Var(&opts.size, "size", 256<<20, "size of the FILE to create when it does not exist, `bytes`")
 	f.BoolVar(&opts.json, "json", false, "print the fit as JSON")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the model's random draws when scoring")
+	f.IntVar(&opts.quantiles, "quantiles", 1024, "resolution of the model's residual tables (`N`+1 entries at most; a capture's calibration uses 1024)")
 	return cmd
 }
 
@@ -162,7 +167,7 @@ func probeRun(ctx context.Context, ios *IOStreams, opts *probeOptions) error {
 	// system calls return, so bunches of their completions say nothing of
 	// the device, and batching would drop the in-flight dependence the
 	// sweep is there to measure.
-	model, fit, err := device.Calibrate(res.Requests, device.CalibrateOptions{Seed: opts.seed, Kind: device.KindNonRotational, NoBatching: true})
+	model, fit, err := device.Calibrate(res.Requests, device.CalibrateOptions{Seed: opts.seed, Kind: device.KindNonRotational, NoBatching: true, Quantiles: opts.quantiles})
 	if err != nil {
 		return fmt.Errorf("%s: calibrating from %d probe requests: %w", opts.target, len(res.Requests), err)
 	}
