@@ -24,6 +24,10 @@ type ProbeOptions struct {
 	// Writes allows write steps. The caller decides: a target holding data
 	// (HoldsData) must not be written unless the user said so.
 	Writes bool
+	// Passes is how many times the grid is run, each time in another
+	// order (default 1); the budget is shared by all the steps of all
+	// passes.
+	Passes int
 	// Region bounds the offsets used, bytes from the start (default: the
 	// whole target, at most 4 GiB).
 	Region int64
@@ -100,21 +104,26 @@ func (o ProbeOptions) withDefaults() ProbeOptions {
 	return o
 }
 
-// steps returns the sweep's grid (read and write, random and sequential,
-// every size and depth) in a fixed shuffled order, so that any stretch of
-// the sweep, such as the halves Calibrate cross-validates on, mixes every
-// kind of step.
+// steps returns the sweep: the grid (read and write, random and
+// sequential, every size and depth) Passes times, each pass in its own
+// fixed shuffled order, so that any stretch of the sweep, such as the
+// halves Calibrate cross-validates on, mixes every kind of step, and a
+// stall of the device that lasts a few steps does not stand for one cell.
 func (o ProbeOptions) steps() []ProbeStep {
-	out := o.grid()
+	var all []ProbeStep
 	x := uint64(0x2545F4914F6CDD1D)
-	for i := len(out) - 1; i > 0; i-- {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		j := int(x % uint64(i+1))
-		out[i], out[j] = out[j], out[i]
+	for range max(o.Passes, 1) {
+		out := o.grid()
+		for i := len(out) - 1; i > 0; i-- {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			j := int(x % uint64(i+1))
+			out[i], out[j] = out[j], out[i]
+		}
+		all = append(all, out...)
 	}
-	return out
+	return all
 }
 
 func (o ProbeOptions) grid() []ProbeStep {
@@ -160,32 +169,48 @@ func (s StepFit) Error() float64 {
 	return float64(s.ModelMean-s.Mean) / float64(s.Mean)
 }
 
-// StepFits scores m on every step of r (see StepFit), in the order the
-// steps ran. seed seeds the model's draws.
+// StepFits scores m on every cell of the sweep r (see StepFit), the runs
+// of one cell in several passes taken together, in the order the cells
+// first ran. seed seeds the model's draws.
 func (r *ProbeResult) StepFits(m *Model, seed uint64) []StepFit {
 	c := prepare(r.Requests)
 	pred := c.predict(m, seed)
-	out := make([]StepFit, len(r.Spans))
-	sum := make([][2]float64, len(r.Spans))
+	cell := make([]int, len(r.Spans)) // span -> index in out
+	idx := map[ProbeStep]int{}
+	var out []StepFit
+	var secs, bytes []float64
 	for i, sp := range r.Spans {
-		out[i].Step = r.Steps[i].String()
-		var bytes, n float64
+		j, ok := idx[r.Steps[i]]
+		if !ok {
+			j = len(out)
+			idx[r.Steps[i]] = j
+			out = append(out, StepFit{Step: r.Steps[i].String()})
+			secs, bytes = append(secs, 0), append(bytes, 0)
+		}
+		cell[i] = j
+		secs[j] += float64(sp.Stop-sp.Start) / 1e9
 		for _, q := range r.Requests[sp.First:sp.End] {
 			if !r.Steps[i].Flush || q.Bytes == 0 {
-				bytes += float64(q.Bytes)
-				n++
+				bytes[j] += float64(q.Bytes)
+				out[j].IOPS++ // a count until divided below
 			}
 		}
-		if d := float64(sp.Stop - sp.Start); d > 0 {
-			out[i].IOPS = n / d * 1e9
-			out[i].MiBps = bytes / d * 1e9 / (1 << 20)
+	}
+	for j := range out {
+		if secs[j] > 0 {
+			out[j].IOPS /= secs[j]
+			out[j].MiBps = bytes[j] / secs[j] / (1 << 20)
+		} else {
+			out[j].IOPS = 0
 		}
 	}
+	sum := make([][2]float64, len(out))
 	for i, s := range c.samples {
-		j := sort.Search(len(r.Spans), func(j int) bool { return r.Spans[j].Stop >= s.issue })
-		if j == len(r.Spans) || s.issue < r.Spans[j].Start || r.Steps[j].Flush && s.op != OpOther {
+		k := sort.Search(len(r.Spans), func(k int) bool { return r.Spans[k].Stop >= s.issue })
+		if k == len(r.Spans) || s.issue < r.Spans[k].Start || r.Steps[k].Flush && s.op != OpOther {
 			continue // a flush step's writes are ordinary qd1 writes
 		}
+		j := cell[k]
 		out[j].Requests++
 		sum[j][0] += s.d2c
 		sum[j][1] += pred[i]

@@ -195,3 +195,48 @@ func TestPool(t *testing.T) {
 		t.Error("Pool modified its input")
 	}
 }
+
+// With Passes, every cell of the grid runs that many times, the passes in
+// different orders, and StepFits takes a cell's runs together.
+func TestProbePasses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "probe.img")
+	if err := CreateZeroFile(path, 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	f := openProbe(t, path, true)
+	opts := ProbeOptions{Budget: 500 * time.Millisecond, Depths: []int{1}, Sizes: []uint32{4 << 10}, Writes: true, Passes: 2}
+	res, err := Probe(f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The flush step and read/write x random/sequential, twice.
+	if len(res.Steps) != 10 || res.Skipped != 0 {
+		t.Fatalf("%d steps, %d skipped, want 10", len(res.Steps), res.Skipped)
+	}
+	if slices.Equal(res.Steps[:5], res.Steps[5:]) {
+		t.Errorf("both passes in the order %v", res.Steps[:5])
+	}
+	runs := map[string]int{}
+	want := map[string]int{}
+	for i, st := range res.Steps {
+		runs[st.String()]++
+		for _, q := range res.Requests[res.Spans[i].First:res.Spans[i].End] {
+			if !st.Flush || q.Bytes == 0 {
+				want[st.String()]++
+			}
+		}
+	}
+	m, _, err := Calibrate(res.Requests, CalibrateOptions{Kind: KindNonRotational, NoBatching: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits := res.StepFits(m, 1)
+	if len(fits) != 5 {
+		t.Fatalf("%d cells, want 5: %+v", len(fits), fits)
+	}
+	for _, s := range fits {
+		if runs[s.Step] != 2 || s.Requests != want[s.Step] || s.IOPS <= 0 || s.Mean <= 0 {
+			t.Errorf("%+v: ran %d times, %d requests", s, runs[s.Step], want[s.Step])
+		}
+	}
+}

@@ -375,7 +375,7 @@ func runPair(bin string, p pair) outcome {
 		return o
 	}
 	if *flagDevice != "" {
-		o.Dev, err = tracesched(bin, key(p, ".device"), append(append(args, "--device", *flagDevice), src.base())...)
+		o.Dev, err = tracesched(bin, key(p, ".device-"+strings.TrimSuffix(filepath.Base(*flagDevice), ".json")), append(append(args, "--device", *flagDevice), src.base())...)
 		if err != nil {
 			o.Skipped = err.Error()
 			return o

@@ -30,6 +30,7 @@ type probeOptions struct {
 	json        bool
 	seed        uint64
 	quantiles   int
+	passes      int
 }
 
 func newProbeCmd(ios *IOStreams) *cobra.Command {
@@ -40,7 +41,8 @@ func newProbeCmd(ios *IOStreams) *cobra.Command {
 		Long: `Probe measures a block device or a file with a short sweep of direct I/O (O_DIRECT):
 reads and writes, random and sequential, sizes 4 KiB to 1 MiB, 1 to 64 requests in flight,
 and (when it may write) 4 KiB writes each followed by a flush (fdatasync), every step an
-equal share of the time left of --budget. Each request is timed from its system call to its
+equal share of the time left of --budget (--passes N runs the grid N times, each pass in
+another order, within the same budget). Each request is timed from its system call to its
 return, and the device model is calibrated from those times exactly as from a capture's
 D2C times (the flushes as a capture's flush requests), so replay --device takes the result.
 Unlike a capture, the sweep covers depths, sizes and operations the workload may not show.
@@ -64,6 +66,9 @@ created, zero-filled, of --size bytes; a new or zero-filled target is written fr
 			if opts.budget < 100*time.Millisecond {
 				return usagef("invalid --budget %v: want at least 100ms", opts.budget)
 			}
+			if opts.passes < 1 || opts.passes > 16 {
+				return usagef("invalid --passes %d: want 1 to 16", opts.passes)
+			}
 			if opts.quantiles < 16 {
 				return usagef("invalid --quantiles %d: want at least 16", opts.quantiles)
 			}
@@ -81,6 +86,7 @@ created, zero-filled, of --size bytes; a new or zero-filled target is written fr
 	f.Int64Var(&opts.size, "size", 256<<20, "size of the FILE to create when it does not exist, `bytes`")
 	f.BoolVar(&opts.json, "json", false, "print the fit as JSON")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the model's random draws when scoring")
+	f.IntVar(&opts.passes, "passes", 1, "run the sweep's grid `N` times, each in another order, within the one budget")
 	f.IntVar(&opts.quantiles, "quantiles", 1024, "resolution of the model's residual tables (`N`+1 entries at most; a capture's calibration uses 1024)")
 	return cmd
 }
@@ -156,13 +162,14 @@ func probeRun(ctx context.Context, ios *IOStreams, opts *probeOptions) error {
 		}
 	}
 	defer f.Close()
-	po := device.ProbeOptions{Budget: opts.budget, Writes: writes}
+	po := device.ProbeOptions{Budget: opts.budget, Writes: writes, Passes: opts.passes}
 	fmt.Fprintf(ios.ErrOut, "tracesched: probing %s (%d bytes) for up to %v\n", opts.target, size, opts.budget)
 	start := time.Now()
 	res, err := device.Probe(f, po)
 	if err != nil {
 		return err
 	}
+	swept := time.Since(start)
 	// No completion batching: the sweep's workers complete whenever their
 	// system calls return, so bunches of their completions say nothing of
 	// the device, and batching would drop the in-flight dependence the
@@ -185,7 +192,7 @@ func probeRun(ctx context.Context, ios *IOStreams, opts *probeOptions) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(ios.ErrOut, "tracesched: %d requests in %d steps (%d skipped) in %.1f s\n", len(res.Requests), len(res.Steps), res.Skipped, time.Since(start).Seconds())
+	fmt.Fprintf(ios.ErrOut, "tracesched: %d requests in %d steps (%d skipped) in %.1f s, fitted in %.1f s\n", len(res.Requests), len(res.Steps), res.Skipped, swept.Seconds(), (time.Since(start) - swept).Seconds())
 	steps := res.StepFits(model, opts.seed)
 	if opts.json {
 		enc := json.NewEncoder(ios.Out)
