@@ -18,16 +18,29 @@ import (
 // network file systems).
 var ErrDirectIO = errors.New("direct I/O refused")
 
-// OpenDirect opens path for direct I/O, read-only unless write.
+// ErrInUse is returned when a block device to be written is held by
+// someone else: mounted, a swap area, or claimed by another driver (md,
+// device mapper), which is what O_EXCL on a block device refuses.
+var ErrInUse = errors.New("in use (mounted, swap, or held by another driver)")
+
+// OpenDirect opens path for direct I/O, read-only unless write. A block
+// device opened for writing is opened exclusively (O_EXCL): ErrInUse when
+// something holds it.
 func OpenDirect(path string, write bool) (*os.File, error) {
 	flag := syscall.O_RDONLY
 	if write {
 		flag = syscall.O_RDWR
+		if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeDevice != 0 && st.Mode()&os.ModeCharDevice == 0 {
+			flag |= syscall.O_EXCL
+		}
 	}
 	fd, err := syscall.Open(path, flag|syscall.O_DIRECT|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		if errors.Is(err, syscall.EINVAL) {
+		switch {
+		case errors.Is(err, syscall.EINVAL):
 			return nil, fmt.Errorf("%s: %w", path, ErrDirectIO)
+		case flag&syscall.O_EXCL != 0 && errors.Is(err, syscall.EBUSY):
+			return nil, fmt.Errorf("%s: %w", path, ErrInUse)
 		}
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}

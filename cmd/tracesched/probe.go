@@ -51,7 +51,8 @@ mean latency for the same requests.
 
 Probe never writes to a target that holds data (any non-zero byte in 64 samples of 1 MiB
 spread over it), nor to a mounted device, unless --destructive is given (never for a
-mounted one): it then measures reads only, and says so. A FILE that does not exist is
+mounted one, nor for a device something else holds: swap, md, device mapper; a device is
+opened for writing exclusively): it then measures reads only, and says so. A FILE that does not exist is
 created, zero-filled, of --size bytes; a new or zero-filled target is written freely.`,
 		Example: `  # A scratch loop device over a new zero-filled image
   $ truncate -s 0 /tmp/probe.img && tracesched probe /tmp/probe.img -o probe.device.json
@@ -157,7 +158,13 @@ func probeRun(ctx context.Context, ios *IOStreams, opts *probeOptions) error {
 	}
 	if writes {
 		f.Close()
-		if f, err = device.OpenDirect(opts.target, true); err != nil {
+		f, err = device.OpenDirect(opts.target, true)
+		if errors.Is(err, device.ErrInUse) {
+			writes = false
+			fmt.Fprintf(ios.ErrOut, "tracesched: %v: measuring reads only\n", err)
+			f, err = device.OpenDirect(opts.target, false)
+		}
+		if err != nil {
 			return err
 		}
 	}
