@@ -223,3 +223,24 @@ func (r *ProbeResult) StepFits(m *Model, seed uint64) []StepFit {
 	}
 	return out
 }
+
+// Calibrate fits the non-rotational model to the sweep as Calibrate fits
+// one to a capture (seed and quantiles as CalibrateOptions' Seed and
+// Quantiles), with two differences, and sets its Coverage:
+//   - no completion batching: the sweep's thread reaps completions
+//     whenever its system calls return, so bunches of them say nothing of
+//     the device, and batching would drop the in-flight dependence the
+//     sweep is there to measure;
+//   - no window: on a long capture Calibrate fits the middle stretch,
+//     which stands for the whole of a steady workload, but a sweep's
+//     middle holds only the cells that ran then, so every step is fitted
+//     (and cross-validated).
+func (r *ProbeResult) Calibrate(seed uint64, quantiles int) (*Model, *Fit, error) {
+	m, fit, err := Calibrate(r.Requests, CalibrateOptions{Seed: seed, Kind: KindNonRotational, NoBatching: true,
+		Quantiles: quantiles, FitSamples: -1, CVSamples: -1})
+	if err != nil {
+		return nil, nil, err
+	}
+	m.Coverage = CoverageOf(r.Requests)
+	return m, fit, nil
+}

@@ -2,6 +2,7 @@ package device
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,5 +239,43 @@ func TestProbePasses(t *testing.T) {
 		if runs[s.Step] != 2 || s.Requests != want[s.Step] || s.IOPS <= 0 || s.Mean <= 0 {
 			t.Errorf("%+v: ran %d times, %d requests", s, runs[s.Step], want[s.Step])
 		}
+	}
+}
+
+// A sweep is fitted on all its steps. Two steps of 4 KiB reads one at a
+// time: 600,000 of 100 us, then 200,000 of 300 us. Their mean is
+// (600000*100 + 200000*300) / 800000 = 150 us, which the model's mean must
+// give; Calibrate's default window (the middle 524,288 samples, a capture's
+// steady stretch) holds another mix of the two (it gave 124 us).
+func TestProbeCalibrateWholeSweep(t *testing.T) {
+	res := &ProbeResult{}
+	at := trace.Time(0)
+	for i, st := range []struct {
+		n   int
+		lat trace.Time
+	}{{600000, 100000}, {200000, 300000}} {
+		sp := ProbeSpan{First: len(res.Requests), Start: at}
+		for range st.n {
+			res.Requests = append(res.Requests, trace.Request{ID: uint64(len(res.Requests) + 1), Cat: trace.CatRead, Bytes: 4096,
+				Sector: uint64(len(res.Requests)%100000) * 8, Bios: 1, Queue: at, Get: at, Insert: at, Issue: at, Complete: at + st.lat})
+			at += st.lat
+		}
+		sp.End, sp.Stop = len(res.Requests), at
+		res.Steps = append(res.Steps, ProbeStep{Sequential: i == 0, Size: 4096, Depth: 1})
+		res.Spans = append(res.Spans, sp)
+		at += 2000000
+	}
+	m, fit, err := res.Calibrate(1, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Fitted != 0 || fit.N != 800000 {
+		t.Errorf("fitted %d of %d samples, want all 800000", fit.Fitted, fit.N)
+	}
+	if got := float64(fit.ModelMeanD2C); math.Abs(got-150000) > 1500 {
+		t.Errorf("model mean %v, want 150µs", fit.ModelMeanD2C)
+	}
+	if m.Coverage == nil || m.Coverage.Requests != 800000 {
+		t.Errorf("coverage %+v", m.Coverage)
 	}
 }

@@ -177,17 +177,11 @@ func probeRun(ctx context.Context, ios *IOStreams, opts *probeOptions) error {
 		return err
 	}
 	swept := time.Since(start)
-	// No completion batching: the sweep's workers complete whenever their
-	// system calls return, so bunches of their completions say nothing of
-	// the device, and batching would drop the in-flight dependence the
-	// sweep is there to measure.
-	model, fit, err := device.Calibrate(res.Requests, device.CalibrateOptions{Seed: opts.seed, Kind: device.KindNonRotational, NoBatching: true, Quantiles: opts.quantiles})
+	model, fit, err := res.Calibrate(opts.seed, opts.quantiles)
 	if err != nil {
 		return fmt.Errorf("%s: calibrating from %d probe requests: %w", opts.target, len(res.Requests), err)
 	}
-	cov := device.CoverageOf(res.Requests)
-	cov.Sources = []string{"probe " + opts.target}
-	model.Coverage = cov
+	model.Coverage.Sources = []string{"probe " + opts.target}
 	out, err := createAtomic(ctx, ios, opts.out)
 	if err != nil {
 		return err
