@@ -126,13 +126,23 @@ func Probe(f *os.File, opts ProbeOptions) (*ProbeResult, error) {
 	const gap = 2 * time.Millisecond
 	if keep := max(int(opts.Budget/(minProbeStep+gap)), 1); keep < len(steps) {
 		// Too many steps for the budget: keep an even spread of the
-		// shuffled grid rather than steps too short to mean anything.
-		res.Skipped = len(steps) - keep
-		stride := float64(len(steps)) / float64(keep)
-		var kept []ProbeStep
-		for i := 0; i < keep; i++ {
-			kept = append(kept, steps[int(float64(i)*stride)])
+		// shuffled grid rather than steps too short to mean anything,
+		// and the flush steps (the model's only flushes: one cell).
+		var kept, rest []ProbeStep
+		for _, st := range steps {
+			if st.Flush {
+				kept = append(kept, st)
+			} else {
+				rest = append(rest, st)
+			}
 		}
+		if n := keep - len(kept); n > 0 {
+			stride := float64(len(rest)) / float64(n)
+			for i := 0; i < n; i++ {
+				kept = append(kept, rest[int(float64(i)*stride)])
+			}
+		}
+		res.Skipped = len(steps) - len(kept)
 		steps = kept
 	}
 	start := opts.Now()

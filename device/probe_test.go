@@ -279,3 +279,26 @@ func TestProbeCalibrateWholeSweep(t *testing.T) {
 		t.Errorf("coverage %+v", m.Coverage)
 	}
 }
+
+// A budget too short for the grid runs an even spread of it, and always
+// the flush step, the model's only flushes.
+func TestProbeThinKeepsFlush(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "probe.img")
+	if err := CreateZeroFile(path, 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	f := openProbe(t, path, true)
+	// 1 flush step + 2 ops x 2 patterns x 3 sizes x 3 depths = 37 steps;
+	// 60 ms has room for 5 of 12 ms (10 ms and the 2 ms gap).
+	opts := ProbeOptions{Budget: 60 * time.Millisecond, Depths: []int{1, 2, 4}, Sizes: []uint32{4 << 10, 16 << 10, 64 << 10}, Writes: true}
+	res, err := Probe(f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps)+res.Skipped != 37 || len(res.Steps) > 5 {
+		t.Errorf("%d steps run, %d skipped: want at most 5 of 37", len(res.Steps), res.Skipped)
+	}
+	if !slices.ContainsFunc(res.Steps, func(s ProbeStep) bool { return s.Flush }) {
+		t.Errorf("steps %v: no flush step", res.Steps)
+	}
+}

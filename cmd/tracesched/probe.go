@@ -92,6 +92,20 @@ created, zero-filled, of --size bytes; a new or zero-filled target is written fr
 	return cmd
 }
 
+// loadAverage returns the 1-minute load average from /proc/loadavg, ""
+// where there is none.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
 // mounted reports whether path (a block device) is mounted, from /proc/mounts.
 func mounted(path string) bool {
 	real, err := filepath.EvalSymlinks(path)
@@ -172,16 +186,25 @@ func probeRun(ctx context.Context, ios *IOStreams, opts *probeOptions) error {
 	po := device.ProbeOptions{Budget: opts.budget, Writes: writes, Passes: opts.passes}
 	fmt.Fprintf(ios.ErrOut, "tracesched: probing %s (%d bytes) for up to %v\n", opts.target, size, opts.budget)
 	start := time.Now()
+	loadBefore := loadAverage()
 	res, err := device.Probe(f, po)
 	if err != nil {
 		return err
 	}
 	swept := time.Since(start)
+	loadAfter := loadAverage()
 	model, fit, err := res.Calibrate(opts.seed, opts.quantiles)
 	if err != nil {
 		return fmt.Errorf("%s: calibrating from %d probe requests: %w", opts.target, len(res.Requests), err)
 	}
-	model.Coverage.Sources = []string{"probe " + opts.target}
+	// Where and when, and how busy the machine was: a device shared with
+	// other work measures differently from one run to the next.
+	src := fmt.Sprintf("probe %s at %s", opts.target, start.UTC().Format(time.RFC3339))
+	if loadBefore != "" && loadAfter != "" {
+		src += fmt.Sprintf(", load average %s before, %s after", loadBefore, loadAfter)
+		fmt.Fprintf(ios.ErrOut, "tracesched: 1-minute load average %s before the sweep, %s after\n", loadBefore, loadAfter)
+	}
+	model.Coverage.Sources = []string{src}
 	out, err := createAtomic(ctx, ios, opts.out)
 	if err != nil {
 		return err
