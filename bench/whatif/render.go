@@ -377,28 +377,29 @@ const findings = `## Reading the results (measured 2026-12-01)
   other.
 - **Probe** (the columns on the right: bench/whatif/loop-probe.device.json.zst, a 120 s probe of
   a loop device made as the rig makes its own, bench/whatif/README.md). With it instead of each
-  capture's own calibration, 6 of the 27 pairs come out at least as well on every figure. Shares
-  hold (22 of 27 no worse); p50s improve on 17, most where the capture calibration held a deep
-  queue's latency (recorded/b-mqdl-w500-500 -> BFQ +261 % -> +96 %, rig/wi-mix4-mqdl -> BFQ
-  100:300:600 +362 % -> +48 %, rig/wi-seed000-mqdl -> BFQ 100:900 +177 % -> +52 %); bandwidth
-  gets worse on 14 of 27 pairs. Three causes, measured:
+  capture's own calibration, 4 of the 27 pairs come out at least as well on every figure. Shares
+  hold (21 of 27 no worse); p50s improve on 16, most where the capture calibration held a deep
+  queue's latency (recorded/b-mqdl-w500-500 -> BFQ +261 % -> +65 %, rig/wi-mix4-mqdl -> BFQ
+  100:300:600 +362 % -> +60 %, rig/wi-seed000-mqdl -> BFQ 100:900 +177 % -> +26 %) and on the
+  untar pair (recorded-fs/fs-mqdl-untar -> BFQ: bandwidth +1350 % -> +20 %, p50 +588 % -> +45
+  %); per-cgroup bandwidth gets worse on 17. Three causes, measured:
   1. The model's form. Latency is a line in the request size times one depth factor for every
      size, and this device is IOPS-bound for 4 KiB and bandwidth-bound for 1 MiB: on the probe's
-     own cells the fitted model is within 10 % for 4 KiB reads at qd4-16 but +378 % for a 1 MiB
-     read at qd1 (0.91 ms measured, 4.37 ms modelled), +228 % for 64 KiB at qd1 and -21 to -50 %
-     for 1 MiB at qd16-32. A capture's calibration sees only its own operating point and is not
-     asked to hold both; the mixes with 1 MiB readers suffer most (rig/wi-mix4-bfq-a ->
-     mq-deadline: share error 2.5 -> 49.9 pp, the 1 MiB reader predicted far too slow).
-  2. The device moves. Five probes of 30-120 s within half an hour, load average 4-9, measured
-     4 KiB random reads at qd1 from 35 to 136 us and at qd16 from 188 to 384 us
-     (raw-sweep-none's fio, recorded at load below 1.5: 75 and 500 us); over those five models
-     the count of pairs no worse on every figure was 3, 3, 3, 5 and 6.
+     own cells the fitted model is within 3-31 % for 4 KiB reads at qd4-64, but +165 % for a
+     1 MiB read at qd1 (0.73 ms measured, 1.94 ms modelled), +163 % for 64 KiB at qd1, -42 % for
+     1 MiB at qd32. A capture's calibration sees only its own operating point and is not asked
+     to hold both; the mixes with 1 MiB readers suffer most (rig/wi-mix4-bfq-a -> mq-deadline:
+     share error 2.5 -> 49.3 pp, the 1 MiB reader predicted far too slow).
+  2. The device moves. Seven probes within an hour, load average 3-9, measured 4 KiB random
+     reads at qd1 from 33 to 165 us and at qd16 from 158 to 817 us (raw-sweep-none's fio,
+     recorded at load below 1.5: 75 and 500 us); over the six full-length ones the count of
+     pairs no worse on every figure was 3, 3, 3, 5, 6 and 4 (this one, at load 3).
   3. The real BFQ runs' bandwidth is fio's submission CPU (above), not the device: the probe
      models what the device can do, so mq-deadline -> BFQ bandwidth comes out high
-     (b-mqdl-w500-500 -> 300:700: +31 % total, against +15 % with the saturated capture
+     (b-mqdl-w500-500 -> 300:700: +83 % total, against +15 % with the saturated capture
      calibration, which agreed for the wrong reason).
-  The flush step gives the model a flush cost (617 us mean here; without it a probe's model
-  timed flushes as a 4 KiB write), and replay says where a workload goes beyond the sweep
-  (depths above 64, requests over 2 MiB).
+  The flush step gives the model a flush cost (60 us mean in this probe, 38-773 us over the
+  runs; without it a probe's model timed flushes as a 4 KiB write), and replay says where a
+  workload goes beyond the sweep (depths above 64, requests over 2 MiB).
 
 `
