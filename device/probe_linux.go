@@ -7,26 +7,40 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/tracesched/tracesched/trace"
 )
 
 // ErrDirectIO is returned when the target refuses O_DIRECT (tmpfs, some
 // network file systems).
 var ErrDirectIO = errors.New("direct I/O refused")
 
-// OpenDirect opens path for direct I/O, read-only unless write.
+// ErrInUse is returned when a block device to be written is held by
+// someone else: mounted, a swap area, or claimed by another driver (md,
+// device mapper), which is what O_EXCL on a block device refuses.
+var ErrInUse = errors.New("in use (mounted, swap, or held by another driver)")
+
+// OpenDirect opens path for direct I/O, read-only unless write. A block
+// device opened for writing is opened exclusively (O_EXCL): ErrInUse when
+// something holds it.
 func OpenDirect(path string, write bool) (*os.File, error) {
 	flag := syscall.O_RDONLY
 	if write {
 		flag = syscall.O_RDWR
+		if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeDevice != 0 && st.Mode()&os.ModeCharDevice == 0 {
+			flag |= syscall.O_EXCL
+		}
 	}
 	fd, err := syscall.Open(path, flag|syscall.O_DIRECT|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		if errors.Is(err, syscall.EINVAL) {
+		switch {
+		case errors.Is(err, syscall.EINVAL):
 			return nil, fmt.Errorf("%s: %w", path, ErrDirectIO)
+		case flag&syscall.O_EXCL != 0 && errors.Is(err, syscall.EBUSY):
+			return nil, fmt.Errorf("%s: %w", path, ErrInUse)
 		}
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -84,10 +98,15 @@ func HoldsData(f *os.File, size int64) (bool, error) {
 // Probe measures the target f (opened with OpenDirect; writable when
 // opts.Writes) with a short sweep of direct I/O: for each step of the grid
 // (read and, with Writes, write; random and sequential; each size; each
-// depth), one thread keeps Depth requests in flight with Linux AIO (as
-// fio's libaio engine) for an equal share of the budget, each timed from
-// its io_submit to the io_getevents that reaped it. Steps are 2 ms apart
-// so that no request of one is in flight with another's.
+// depth; and with Writes a flush step), one thread keeps Depth requests in
+// flight with Linux AIO (as fio's libaio engine), each timed from its
+// io_submit to the io_getevents that reaped it. Steps are 2 ms apart so
+// that no request of one is in flight with another's. Each step gets an
+// equal share of the time left when it starts (a step runs on past its
+// share until its requests in flight complete, and the next ones are
+// shorter), at least minProbeStep: the sweep ends within about one step's
+// drain of the budget, and a step the time left has no room for is
+// skipped (ProbeResult.Skipped).
 func Probe(f *os.File, opts ProbeOptions) (*ProbeResult, error) {
 	opts = opts.withDefaults()
 	size, err := TargetSize(f)
@@ -105,42 +124,116 @@ func Probe(f *os.File, opts ProbeOptions) (*ProbeResult, error) {
 		return res, nil
 	}
 	const gap = 2 * time.Millisecond
-	per := opts.Budget/time.Duration(len(steps)) - gap
-	if per < 10*time.Millisecond {
-		// Too many steps for the budget: keep every other depth and size
-		// rather than steps too short to mean anything.
-		keep := max(int(opts.Budget/(10*time.Millisecond)), 1)
-		res.Skipped = len(steps) - keep
-		stride := float64(len(steps)) / float64(keep)
-		var kept []ProbeStep
-		for i := 0; i < keep; i++ {
-			kept = append(kept, steps[int(float64(i)*stride)])
+	if keep := max(int(opts.Budget/(minProbeStep+gap)), 1); keep < len(steps) {
+		// Too many steps for the budget: keep an even spread of the
+		// shuffled grid rather than steps too short to mean anything,
+		// and the flush steps (the model's only flushes: one cell).
+		var kept, rest []ProbeStep
+		for _, st := range steps {
+			if st.Flush {
+				kept = append(kept, st)
+			} else {
+				rest = append(rest, st)
+			}
 		}
-		steps, per = kept, 10*time.Millisecond
+		if n := keep - len(kept); n > 0 {
+			stride := float64(len(rest)) / float64(n)
+			for i := 0; i < n; i++ {
+				kept = append(kept, rest[int(float64(i)*stride)])
+			}
+		}
+		res.Skipped = len(steps) - len(kept)
+		steps = kept
 	}
 	start := opts.Now()
 	end := start.Add(opts.Budget)
-	var id atomic.Uint64
+	var id uint64
 	fd := int(f.Fd())
+	depth := 1
 	for _, st := range steps {
-		if int64(st.Size) > region || !opts.Now().Add(per).Before(end.Add(per/2)) {
+		depth = max(depth, st.Depth)
+	}
+	ctx, err := ioSetup(depth)
+	if err != nil {
+		return nil, fmt.Errorf("io_setup: %w", err)
+	}
+	defer ctx.destroy()
+	for i, st := range steps {
+		per := end.Sub(opts.Now())/time.Duration(len(steps)-i) - gap
+		if int64(st.Size) > region || per < minProbeStep/2 {
 			res.Skipped++
 			continue
 		}
-		res.Steps = append(res.Steps, st)
+		per = max(per, minProbeStep)
 		slots := region / int64(st.Size)
-		var n uint64 = id.Load()
-		reqs, err := aioStep(fd, st, slots, start, opts.Now().Add(per), opts.Now, &n, f.Name())
+		first := len(res.Requests)
+		var reqs []trace.Request
+		if st.Flush {
+			reqs, err = flushStep(f, st, slots, start, opts.Now().Add(per), opts.Now, &id)
+		} else {
+			reqs, err = aioStep(ctx, fd, st, slots, start, opts.Now().Add(per), opts.Now, &id, f.Name())
+		}
 		if err != nil {
 			return nil, err
 		}
-		id.Store(n)
+		if len(reqs) == 0 {
+			res.Skipped++
+			continue
+		}
+		sp := ProbeSpan{First: first, End: first + len(reqs), Start: reqs[0].Issue, Stop: reqs[0].Complete}
+		for _, q := range reqs {
+			sp.Start, sp.Stop = min(sp.Start, q.Issue), max(sp.Stop, q.Complete)
+		}
+		res.Steps = append(res.Steps, st)
+		res.Spans = append(res.Spans, sp)
 		res.Requests = append(res.Requests, reqs...)
 		for t := opts.Now().Add(gap); opts.Now().Before(t); {
 			time.Sleep(gap / 4)
 		}
 	}
 	return res, nil
+}
+
+// minProbeStep is the shortest step Probe runs.
+const minProbeStep = 10 * time.Millisecond
+
+// flushStep runs a flush step until deadline: one random direct write of
+// st.Size, then fdatasync, one after the other, each timed from its system
+// call to its return. The flush is a zero-byte request of the flush class
+// (trace.CatFlush), as blktrace shows the flush machinery's own flushes
+// (FN).
+func flushStep(f *os.File, st ProbeStep, slots int64, start, deadline time.Time, now func() time.Time, id *uint64) ([]trace.Request, error) {
+	buf := alignedBuf(int(st.Size))
+	fd := int(f.Fd())
+	rng := uint64(0x9E3779B97F4A7C15)
+	var out []trace.Request
+	for now().Before(deadline) {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		off := int64(rng%uint64(slots)) * int64(st.Size)
+		t0 := now()
+		n, err := syscall.Pwrite(fd, buf, off)
+		t1 := now()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s at offset %d: %w", f.Name(), st, off, err)
+		}
+		if n != len(buf) {
+			return nil, fmt.Errorf("%s: %s at offset %d: short write %d", f.Name(), st, off, n)
+		}
+		if err := syscall.Fdatasync(fd); err != nil {
+			return nil, fmt.Errorf("%s: %s: fdatasync: %w", f.Name(), st, err)
+		}
+		t2 := now()
+		w, fl := trace.Time(t0.Sub(start)), trace.Time(t1.Sub(start))
+		*id++
+		out = append(out, trace.Request{ID: *id, Sector: uint64(off / 512), Bytes: st.Size, Cat: trace.CatWrite | trace.CatSync, Bios: 1,
+			Queue: w, Get: w, Insert: w, Issue: w, Complete: fl})
+		*id++
+		out = append(out, trace.Request{ID: *id, Cat: trace.CatWrite | trace.CatFlush, Bios: 1,
+			Queue: fl, Get: fl, Insert: fl, Issue: fl, Complete: trace.Time(t2.Sub(start))})
+	}
+	return out, nil
 }
 
 // CreateZeroFile creates path (which must not exist) as a zero-filled file

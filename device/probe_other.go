@@ -11,6 +11,10 @@ import (
 // always.
 var ErrDirectIO = errors.New("direct I/O refused")
 
+// ErrInUse is returned when a block device to be written is held by
+// someone else; off Linux, never (nothing opens).
+var ErrInUse = errors.New("in use (mounted, swap, or held by another driver)")
+
 // OpenDirect is available on Linux only.
 func OpenDirect(path string, write bool) (*os.File, error) { return nil, ErrDirectIO }
 

@@ -8,13 +8,15 @@
 // (docs/cli.md): the time in which every compared cgroup had I/O queued or
 // in flight.
 //
-//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json] [-o docs/whatif.md]
+//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]] [-o docs/whatif.md]
 //
 // -captures names a directory of captures recorded with ../shared/rig for
 // these pairs (bench/whatif/jobs, bench/whatif/record.sh); pairs whose
 // captures are absent are left out and listed. -device adds, for each pair,
 // the prediction made with that device model (a `tracesched probe` of the
-// loop device) beside the one made with the capture's own calibration.
+// loop device) beside the one made with the capture's own calibration;
+// by default the probe committed as bench/whatif/loop-probe.device.json.zst
+// (bench/whatif/README.md), -device "" leaves it out.
 // Replays run one at a time; JSON outputs are kept in -work and reused
 // when -reuse is given.
 package main
@@ -22,6 +24,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -31,6 +34,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 type manifest struct {
@@ -168,13 +173,21 @@ type outcome struct {
 var (
 	flagShared   = flag.String("shared", "../shared", "the team's shared directory (captures/)")
 	flagCaptures = flag.String("captures", "/tmp/wi-captures", "captures recorded for these pairs with ../shared/rig (bench/whatif/jobs)")
-	flagDevice   = flag.String("device", "", "a device model (tracesched probe) to predict every pair with as well")
+	flagDevice   = flag.String("device", defaultDevice, "a device model (tracesched probe; FILE.zst: zstd-compressed) to predict every pair with as well; \"\": none")
 	flagOut      = flag.String("o", "docs/whatif.md", "the report to write")
 	flagWork     = flag.String("work", "/tmp/wi-bench", "where the JSON outputs are kept")
 	flagReuse    = flag.Bool("reuse", false, "reuse JSON outputs already in -work")
 	flagBin      = flag.String("tracesched", "", "the tracesched binary (default: built from ./cmd/tracesched)")
 	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
 )
+
+// defaultDevice is the probe of the rig's loop device committed beside
+// this script (bench/whatif/README.md says how it was made).
+const defaultDevice = "bench/whatif/loop-probe.device.json.zst"
+
+// devicePath is the -device model as replay reads it (decompressed into
+// -work when compressed), "" for none.
+var devicePath string
 
 func main() {
 	flag.Parse()
@@ -254,6 +267,9 @@ func run() error {
 	if err := os.MkdirAll(*flagWork, 0o755); err != nil {
 		return err
 	}
+	if err := prepareDevice(); err != nil {
+		return err
+	}
 	var outs []outcome
 	for _, p := range pairs() {
 		if *flagOnly != "" && !strings.Contains(p.Source, *flagOnly) {
@@ -274,6 +290,38 @@ func run() error {
 		return err
 	}
 	return os.Rename(tmp, *flagOut)
+}
+
+// prepareDevice sets devicePath from -device: the file itself, or a
+// .zst decompressed into -work. The default model absent (a checkout
+// without it) means none, said on stderr; a named one must exist.
+func prepareDevice() error {
+	in := *flagDevice
+	if in == "" {
+		return nil
+	}
+	b, err := os.ReadFile(in)
+	if errors.Is(err, os.ErrNotExist) && in == defaultDevice {
+		fmt.Fprintf(os.Stderr, "whatif: %s absent: no probe columns\n", in)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !strings.HasSuffix(in, ".zst") {
+		devicePath = in
+		return nil
+	}
+	d, err := zstd.NewReader(nil)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if b, err = d.DecodeAll(b, nil); err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	devicePath = filepath.Join(*flagWork, strings.TrimSuffix(filepath.Base(in), ".zst"))
+	return os.WriteFile(devicePath, b, 0o644)
 }
 
 func key(p pair, extra string) string {
@@ -374,8 +422,8 @@ func runPair(bin string, p pair) outcome {
 		o.Skipped = err.Error()
 		return o
 	}
-	if *flagDevice != "" {
-		o.Dev, err = tracesched(bin, key(p, ".device"), append(append(args, "--device", *flagDevice), src.base())...)
+	if devicePath != "" {
+		o.Dev, err = tracesched(bin, key(p, ".device-"+strings.TrimSuffix(filepath.Base(devicePath), ".json")), append(append(args, "--device", devicePath), src.base())...)
 		if err != nil {
 			o.Skipped = err.Error()
 			return o

@@ -39,8 +39,14 @@ func pooledRequests(ctx context.Context, ios *IOStreams, inputs []string) ([]tra
 
 // coverageWarnings compares a replay's predicted requests with what the
 // device model's calibration saw, and states each extrapolation on stderr.
-func coverageWarnings(ios *IOStreams, m *device.Model, pred []trace.Request) []string {
-	if m == nil || m.Coverage == nil {
+// A model without coverage (one saved before models carried it, from
+// path) cannot be checked: that is said on stderr, and nothing returned.
+func coverageWarnings(ios *IOStreams, m *device.Model, path string, pred []trace.Request) []string {
+	if m == nil {
+		return nil
+	}
+	if m.Coverage == nil {
+		fmt.Fprintf(ios.ErrOut, "tracesched: %s does not say what its calibration saw (no coverage): whether the replay extrapolates is not checked\n", path)
 		return nil
 	}
 	w := m.Coverage.Outside(device.CoverageOf(pred))

@@ -430,8 +430,8 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	// copy of the predicted requests it reads is gone by the diff's peak.
 	defer phaseGC(arrayPhaseGCPercent, false)()
 	var extrapolates []string
-	if dm != nil && dm.Coverage != nil {
-		extrapolates = coverageWarnings(ios, dm, pipeline.OnDevice(predSide.RequestSlice(), dev))
+	if dm != nil {
+		extrapolates = coverageWarnings(ios, dm, opts.devicePath, pipeline.OnDevice(predSide.RequestSlice(), dev))
 	}
 	result := diff.Compare(realSide, predSide, do)
 	result.DeviceExtrapolation = append([]string{}, extrapolates...)
