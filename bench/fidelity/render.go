@@ -17,6 +17,7 @@ type header struct {
 	Only   string
 	Total  time.Duration
 	Seed   uint64
+	Extra  []string // the -captures directories
 }
 
 // Issue 3's targets for the captures replayed through their own
@@ -47,8 +48,16 @@ func writeHeader(w io.Writer, title string, h header, rs []*result) {
 	}
 }
 
-func writeFidelity(w io.Writer, h header, rs []*result) {
-	writeHeader(w, "Model fidelity on the shared captures", h, rs)
+func writeFidelity(w io.Writer, h header, all []*result) {
+	writeHeader(w, "Model fidelity on the shared captures", h, all)
+	var rs, extra []*result
+	for _, r := range all {
+		if r.C.Group == groupExtra {
+			extra = append(extra, r)
+		} else {
+			rs = append(rs, r)
+		}
+	}
 	fmt.Fprintf(w, `Every capture of ../shared/captures/recorded and ../shared/captures/small is replayed
 closed-loop through the model of the scheduler it was recorded under, with the cgroup weights
 (BFQ) and the tunables the capture changed (the manifest's tunables_requested), on a device
@@ -63,40 +72,13 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 `, h.Seed)
 
 	fmt.Fprintf(w, "## Setup\n\n")
-	fmt.Fprintf(w, "| capture | recorded under | model | device model | D2C demerit in-sample | cross-validated | `tracesched replay` flags |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---:|---:|---|\n")
-	for _, r := range rs {
-		if r.Own == nil {
-			fmt.Fprintf(w, "| %s | %s | failed: %s | | | | |\n", r.C.Name, r.C.Man.Scheduler, cell(errText(r)))
-			continue
-		}
-		model := r.Own.Spec.Model
-		if r.Own.Spec.Kernel != "" {
-			model += " " + r.Own.Spec.Kernel
-		}
-		if r.Own.Spec.Note != "" {
-			model += " (nearest)"
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | `%s` |\n", r.C.Name, r.C.Man.Scheduler, model, r.Fit.Kind,
-			pct(r.Fit.DemeritFraction), pct(r.Fit.CV.DemeritFraction), r.Own.Flags)
-	}
+	writeSetupTable(w, rs)
 	fmt.Fprintf(w, "\nCapture paths: `../shared/captures/GROUP/NAME/NAME` (recorded/ or small/). The device model is the kind\n")
 	fmt.Fprintf(w, "calibration chose; its demerit compares the capture's D2C with the model's when every request is issued\n")
 	fmt.Fprintf(w, "at its real D time, fitted on all of the capture (in-sample) or on its first half and scored on the second.\n\n")
 
 	fmt.Fprintf(w, "## Headline figures\n\n")
-	fmt.Fprintf(w, "| capture | model | requests real / pred | span real / pred, s | Kendall tau | mean displacement | divergences | back merges real / pred | front merges real / pred | queue merges real / pred | think-time agreement | D2C demerit | Q2C demerit | MiB/s real / pred |\n")
-	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rs {
-		f := r.Own
-		if f == nil {
-			fmt.Fprintf(w, "| %s | failed | | | | | | | | | | | | |\n", r.C.Name)
-			continue
-		}
-		fmt.Fprintf(w, "| %s | %s | %d / %d | %.3f / %.3f | %.4f | %.1f | %d | %d / %d | %d / %d | %d / %d | %s | %s | %s | %.1f / %.1f |\n",
-			r.C.Name, f.Spec.Model, f.Requests, f.PredRequests, f.RealSpan, f.PredSpan, f.Tau, f.MeanDisp, f.Divergences,
-			f.BackR, f.BackP, f.FrontR, f.FrontP, f.QMergeR, f.QMergeP, agreement(f), pct(f.D2C), pct(f.Q2C), f.RealMiB, f.PredMiB)
-	}
+	writeHeadlineTable(w, rs)
 	fmt.Fprintf(w, `
 - span: first Q to last C. Kendall tau and mean displacement (ranks) compare the real and predicted
   dispatch order of the bios both sides issued; divergences counts the stretches of the real order
@@ -114,34 +96,24 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 
 	fmt.Fprintf(w, "## Per-cgroup bandwidth\n\n")
 	fmt.Fprintf(w, "Each cgroup's bytes over its own active span (its first Q to its last C), on each side; shares are of the sum over cgroups.\n\n")
-	fmt.Fprintf(w, "| capture | cgroup | weight | real MiB/s | pred MiB/s | bandwidth error | real share | pred share | share error, pp |\n")
-	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rs {
-		if r.Own == nil {
-			continue
-		}
-		for _, c := range r.Own.Cgroups {
-			fmt.Fprintf(w, "| %s | %s | %s | %.1f | %.1f | %s | %.1f%% | %.1f%% | %+.1f |\n", r.C.Name, cgName(c), weightText(c.Weight),
-				c.RealMiB, c.PredMiB, spct(c.BwErr), 100*c.RealShare, 100*c.PredShare, c.ShareErrPP)
-		}
-	}
-
+	writeCgroupTable(w, rs)
 	fmt.Fprintf(w, "\n## Per-process bandwidth\n\n")
 	fmt.Fprintf(w, "Each process's bytes of completed bios over its own first Q to last C.\n\n")
-	fmt.Fprintf(w, "| capture | pid | command | cgroup | real MiB/s | pred MiB/s | error |\n")
-	fmt.Fprintf(w, "|---|---:|---|---|---:|---:|---:|\n")
-	for _, r := range rs {
-		if r.Own == nil {
-			continue
-		}
-		for _, p := range r.Own.Procs {
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f | %.2f | %s |\n", r.C.Name, p.PID, cell(p.Comm), cgIDName(p.Cgroup, r.Own.Cgroups),
-				p.RealMiB, p.PredMiB, spct(p.Err))
-		}
-	}
+	writeProcTable(w, rs)
 
 	writeIssue3(w, rs)
+	writeIssue11(w, "##", rs)
 
+	writeNotes(w, "##", rs)
+
+	if len(h.Extra) > 0 {
+		writeExtra(w, h, extra)
+	}
+}
+
+// writeNotes writes the failures, the nearest-model notes and the reader's
+// diagnostics of rs under a heading of the given level ("##", "###").
+func writeNotes(w io.Writer, level string, rs []*result) {
 	var notes []string
 	for _, r := range rs {
 		if r.Err != nil {
@@ -157,9 +129,76 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 		}
 	}
 	if len(notes) > 0 {
-		fmt.Fprintf(w, "\n## Notes\n\n")
+		fmt.Fprintf(w, "\n%s Notes\n\n", level)
 		for _, n := range notes {
 			fmt.Fprintf(w, "- %s\n", n)
+		}
+	}
+}
+
+// writeSetupTable writes the setup table's header and rows.
+func writeSetupTable(w io.Writer, rs []*result) {
+	fmt.Fprintf(w, "| capture | recorded under | model | device model | D2C demerit in-sample | cross-validated | `tracesched replay` flags |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---:|---:|---|\n")
+	for _, r := range rs {
+		if r.Own == nil {
+			fmt.Fprintf(w, "| %s | %s | failed: %s | | | | |\n", r.C.Name, r.C.Man.Scheduler, cell(errText(r)))
+			continue
+		}
+		model := r.Own.Spec.Model
+		if r.Own.Spec.Kernel != "" {
+			model += " " + r.Own.Spec.Kernel
+		}
+		if r.Own.Spec.Note != "" {
+			model += " (nearest)"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | `%s` |\n", r.C.Name, r.C.Man.Scheduler, model, r.Fit.Kind,
+			pct(r.Fit.DemeritFraction), pct(r.Fit.CV.DemeritFraction), r.Own.Flags)
+	}
+}
+
+// writeHeadlineTable writes the headline figures' header and rows.
+func writeHeadlineTable(w io.Writer, rs []*result) {
+	fmt.Fprintf(w, "| capture | model | requests real / pred | span real / pred, s | Kendall tau | mean displacement | divergences | back merges real / pred | front merges real / pred | queue merges real / pred | think-time agreement | D2C demerit | Q2C demerit | MiB/s real / pred |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rs {
+		f := r.Own
+		if f == nil {
+			fmt.Fprintf(w, "| %s | failed | | | | | | | | | | | | |\n", r.C.Name)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %d / %d | %.3f / %.3f | %.4f | %.1f | %d | %d / %d | %d / %d | %d / %d | %s | %s | %s | %.1f / %.1f |\n",
+			r.C.Name, f.Spec.Model, f.Requests, f.PredRequests, f.RealSpan, f.PredSpan, f.Tau, f.MeanDisp, f.Divergences,
+			f.BackR, f.BackP, f.FrontR, f.FrontP, f.QMergeR, f.QMergeP, agreement(f), pct(f.D2C), pct(f.Q2C), f.RealMiB, f.PredMiB)
+	}
+}
+
+// writeCgroupTable writes the per-cgroup bandwidth table.
+func writeCgroupTable(w io.Writer, rs []*result) {
+	fmt.Fprintf(w, "| capture | cgroup | weight | real MiB/s | pred MiB/s | bandwidth error | real share | pred share | share error, pp |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rs {
+		if r.Own == nil {
+			continue
+		}
+		for _, c := range r.Own.Cgroups {
+			fmt.Fprintf(w, "| %s | %s | %s | %.1f | %.1f | %s | %.1f%% | %.1f%% | %+.1f |\n", r.C.Name, cgName(c), weightText(c.Weight),
+				c.RealMiB, c.PredMiB, spct(c.BwErr), 100*c.RealShare, 100*c.PredShare, c.ShareErrPP)
+		}
+	}
+}
+
+// writeProcTable writes the per-process bandwidth table.
+func writeProcTable(w io.Writer, rs []*result) {
+	fmt.Fprintf(w, "| capture | pid | command | cgroup | real MiB/s | pred MiB/s | error |\n")
+	fmt.Fprintf(w, "|---|---:|---|---|---:|---:|---:|\n")
+	for _, r := range rs {
+		if r.Own == nil {
+			continue
+		}
+		for _, p := range r.Own.Procs {
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f | %.2f | %s |\n", r.C.Name, p.PID, cell(p.Comm), cgIDName(p.Cgroup, r.Own.Cgroups),
+				p.RealMiB, p.PredMiB, spct(p.Err))
 		}
 	}
 }
@@ -606,4 +645,169 @@ func errText(r *result) string {
 func cell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// Issue 11's targets for the file-system captures replayed through the
+// scheduler they were recorded under.
+const (
+	target11Bw    = 0.10 // |per-cgroup and per-process bandwidth error|
+	target11Share = 3.0  // |share error|, percentage points
+	target11Think = 0.95 // think-time agreement, at least
+	target11D2C   = 0.20 // D2C demerit, below
+
+	// target11MinBios is the fewest bios a process needs to be held to
+	// the bandwidth target: a kworker's handful of bios over its own span
+	// gives a bandwidth that means nothing.
+	target11MinBios = 20
+)
+
+// writeIssue11 writes issue 11's targets table for the file-system
+// captures of rs (group recorded-fs, and every -captures one) under a
+// heading of the given level.
+func writeIssue11(w io.Writer, level string, rs []*result) {
+	var sel []*result
+	for _, r := range rs {
+		if r.C.Group == "recorded-fs" || r.C.Group == groupExtra {
+			sel = append(sel, r)
+		}
+	}
+	if len(sel) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s Issue 11: the file-system captures through their own scheduler\n\n", level)
+	fmt.Fprintf(w, "Targets: predicted requests equal to the real ones, flushes included; every per-cgroup and per-process bandwidth error\n")
+	fmt.Fprintf(w, "within ±%.0f%%; every share within %.0f points; think-time agreement at least %.0f%%; D2C demerit below %.0f%%.\n",
+		100*target11Bw, target11Share, 100*target11Think, 100*target11D2C)
+	fmt.Fprintf(w, "Flushes: requests with REQ_PREFLUSH (jbd2's commit blocks and the empty flushes of fsync); FUA: requests with REQ_FUA.\n")
+	fmt.Fprintf(w, "Per process, only processes with at least %d bios in the capture are held to the target (the worst of the rest is in brackets).\n", target11MinBios)
+	fmt.Fprintf(w, "Queue merges are shown, not judged (their times are not compared here).\n\n")
+	fmt.Fprintf(w, "| capture | model | requests real / pred | flushes real / pred | FUA real / pred | worst cgroup bandwidth error | worst share error, pp | worst process bandwidth error | think-time agreement | D2C demerit | queue merges real / pred | targets met |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	pass := 0
+	for _, r := range sel {
+		f := r.Own
+		if f == nil {
+			fmt.Fprintf(w, "| %s | failed: %s | | | | | | | | | | **fail** |\n", r.C.Name, cell(errText(r)))
+			continue
+		}
+		okR := f.PredRequests == f.Requests
+		okF := f.FlushP == f.FlushR && f.FUAP == f.FUAR
+		var wc cgFig
+		var ws cgFig
+		hasCg := false
+		for _, c := range f.Cgroups {
+			if !hasCg || math.Abs(c.BwErr) > math.Abs(wc.BwErr) {
+				wc = c
+			}
+			if !hasCg || math.Abs(c.ShareErrPP) > math.Abs(ws.ShareErrPP) {
+				ws = c
+			}
+			hasCg = true
+		}
+		okC := !hasCg || math.Abs(wc.BwErr) <= target11Bw
+		okS := !hasCg || math.Abs(ws.ShareErrPP) <= target11Share
+		wp, small, hasP, hasSmall := worstProcs(f.Procs, target11MinBios)
+		okP := !hasP || math.Abs(wp.Err) <= target11Bw
+		okT := f.ThinkCompared > 0 && f.ThinkAgree >= target11Think
+		okD := f.D2C < target11D2C
+		all := okR && okF && okC && okS && okP && okT && okD
+		if all {
+			pass++
+		}
+		cgText, shText := "no cgroups", "no cgroups"
+		if hasCg {
+			cgText = fmt.Sprintf("%s %s, %s", spct(wc.BwErr), mark(okC), cgName(wc))
+			shText = fmt.Sprintf("%+.1f %s, %s", ws.ShareErrPP, mark(okS), cgName(ws))
+		}
+		pText := "no process"
+		if hasP {
+			pText = fmt.Sprintf("%s %s, pid %d %s", spct(wp.Err), mark(okP), wp.PID, cell(wp.Comm))
+		}
+		if hasSmall {
+			pText += fmt.Sprintf(" [%s pid %d %s]", spct(small.Err), small.PID, cell(small.Comm))
+		}
+		fmt.Fprintf(w, "| %s | %s | %d / %d %s | %d / %d %s | %d / %d | %s | %s | %s | %s %s | %s %s | %d / %d | %s |\n",
+			r.C.Name, f.Spec.Model, f.Requests, f.PredRequests, mark(okR), f.FlushR, f.FlushP, mark(okF), f.FUAR, f.FUAP,
+			cgText, shText, pText, agreement(f), mark(okT), pct(f.D2C), mark(okD), f.QMergeR, f.QMergeP, verdict(all))
+	}
+	fmt.Fprintf(w, "\n%d of %d captures meet every target.\n", pass, len(sel))
+}
+
+// worstProcs returns the process with the largest |bandwidth error| among
+// those with at least minBios bios in the capture, and the worst among the
+// others; has* false when there is none. Processes that completed nothing
+// in the capture have no error and are skipped.
+func worstProcs(ps []procFig, minBios int) (big, small procFig, hasBig, hasSmall bool) {
+	for _, p := range ps {
+		if p.RealMiB <= 0 {
+			continue
+		}
+		if p.Bios >= minBios {
+			if !hasBig || math.Abs(p.Err) > math.Abs(big.Err) {
+				big, hasBig = p, true
+			}
+		} else if !hasSmall || math.Abs(p.Err) > math.Abs(small.Err) {
+			small, hasSmall = p, true
+		}
+	}
+	return big, small, hasBig, hasSmall
+}
+
+// writeExtra writes the section of the -captures directories' captures.
+func writeExtra(w io.Writer, h header, rs []*result) {
+	fmt.Fprintf(w, "\n## Captures outside the repository\n\n")
+	fmt.Fprintf(w, "Captures of %s, given with `-captures`: recorded on this machine with ../shared/rig, they are not in the\n", codeList(h.Extra))
+	fmt.Fprintf(w, "repository nor in ../shared (too large). bench/fidelity/record-fs.sh records them again (as root; job files in\n")
+	fmt.Fprintf(w, "bench/fidelity/jobs/): variations of ../shared/captures/recorded-fs that issue 11 asks for (other fsync rates,\n")
+	fmt.Fprintf(w, "writeback pressure, more processes, nested cgroups). Rerun: `go run ./bench/fidelity -captures DIR`. They are\n")
+	fmt.Fprintf(w, "replayed exactly as the shared captures above, and are not in cfq-whatif.md.\n\n")
+
+	fmt.Fprintf(w, "| capture | directory | recorded under | cgroups (BFQ weight) | 1-min load before tracing | trace complete |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---:|---|\n")
+	for _, r := range rs {
+		m := &r.C.Man
+		var cgs []string
+		for _, c := range m.Cgroups {
+			if c.Path == "/" || c.Path == "" {
+				continue
+			}
+			wt := "-"
+			if c.Weight != nil {
+				wt = fmt.Sprint(*c.Weight)
+			}
+			cgs = append(cgs, fmt.Sprintf("%s (%s)", c.Path, wt))
+		}
+		load, timedOut := m.loadBefore()
+		if load == "" {
+			load = "not recorded"
+		} else if timedOut {
+			load += " (the -W wait timed out)"
+		}
+		complete := "not recorded"
+		if m.TraceComplete != nil {
+			complete = fmt.Sprint(*m.TraceComplete)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.C.Name, cell(r.C.Dir), m.Scheduler, cell(strings.Join(cgs, ", ")), load, complete)
+	}
+
+	fmt.Fprintf(w, "\n### Setup\n\n")
+	writeSetupTable(w, rs)
+	fmt.Fprintf(w, "\nCapture paths: `DIR/NAME/NAME`.\n\n")
+	fmt.Fprintf(w, "### Headline figures\n\n")
+	writeHeadlineTable(w, rs)
+	fmt.Fprintf(w, "\n### Per-cgroup bandwidth\n\n")
+	writeCgroupTable(w, rs)
+	fmt.Fprintf(w, "\n### Per-process bandwidth\n\n")
+	writeProcTable(w, rs)
+	writeIssue11(w, "###", rs)
+	writeNotes(w, "###", rs)
+}
+
+// codeList renders directories as `a`, `b`.
+func codeList(dirs []string) string {
+	var q []string
+	for _, d := range dirs {
+		q = append(q, "`"+d+"`")
+	}
+	return strings.Join(q, ", ")
 }

@@ -88,6 +88,22 @@ func throughput(s *diff.Side) (mibps, inflight float64) {
 	return bytes / (1 << 20) / span, busy / 1e9 / span
 }
 
+// flushes counts a side's requests that carry REQ_PREFLUSH (the empty
+// flushes of fsync and the flush machinery included) and those that carry
+// REQ_FUA.
+func flushes(s *diff.Side) (flush, fua int) {
+	for i := range s.NumRequests() {
+		c := s.RequestAt(i).Cat
+		if c&trace.CatFlush != 0 {
+			flush++
+		}
+		if c&trace.CatFUA != 0 {
+			fua++
+		}
+	}
+	return flush, fua
+}
+
 // cgFig is one cgroup's bandwidth on both sides.
 type cgFig struct {
 	ID                   uint64
@@ -105,6 +121,7 @@ type procFig struct {
 	PID              uint32
 	Comm             string
 	Cgroup           uint64
+	Bios             int // bios in the capture
 	RealMiB, PredMiB float64
 	Err              float64 // fraction; 0 when the real side moved nothing
 }
@@ -164,6 +181,9 @@ type figures struct {
 	QMergeP       int
 	ThinkAgree    float64
 	ThinkCompared int
+	FlushR        int     // requests with REQ_PREFLUSH (empty flushes included), capture
+	FlushP        int     // the same, prediction
+	FUAR, FUAP    int     // requests with REQ_FUA, capture and prediction
 	D2C, Q2C      float64 // demerit, fraction of the real mean
 	RealMiB       float64
 	PredMiB       float64
@@ -243,6 +263,8 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		CaptureDepth: l.w.Depth, MaxInDriver: res.MaxInDriver, Wall: wall,
 	}
 	f.PredMiB, f.PredInflight = throughput(pred)
+	f.FlushR, f.FUAR = flushes(l.real)
+	f.FlushP, f.FUAP = flushes(pred)
 	f.Flags = s.flags()
 	if s.Rotational != (l.w.Dev.Major() != 259) {
 		f.Flags += fmt.Sprintf(" --set rotational=%d", b2i(s.Rotational))
@@ -258,7 +280,7 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		predProcs[p.PID] = p
 	}
 	for _, p := range l.w.Processes {
-		pf := procFig{PID: p.PID, Comm: p.Comm, Cgroup: p.Cgroup, RealMiB: p.MiBps()}
+		pf := procFig{PID: p.PID, Comm: p.Comm, Cgroup: p.Cgroup, Bios: p.Bios, RealMiB: p.MiBps()}
 		if q, ok := predProcs[p.PID]; ok {
 			pf.PredMiB = q.MiBps()
 		}
