@@ -172,6 +172,12 @@ func captureDirs(dir, group string) ([]*capture, error) {
 			continue // baselines-untraced and the like: no trace
 		}
 		b, err := os.ReadFile(filepath.Join(cdir, "manifest.json"))
+		if os.IsNotExist(err) && group == groupExtra {
+			// capture.sh writes the manifest last: a capture still being
+			// recorded (or one that failed) in a -captures directory.
+			fmt.Fprintf(os.Stderr, "fidelity: %s: no manifest.json yet (being recorded, or failed): left out\n", cdir)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

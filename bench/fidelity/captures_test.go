@@ -34,6 +34,10 @@ func TestDiscoverExtra(t *testing.T) {
 		"host_load":{"loadavg":{"loadavg_before":"10.66 11.20 9.01 5/135 16929","load_wait_timed_out":"1"}}}`, true)
 	writeCapture(t, dir, "fs-bfq-a", `{"scheduler":"bfq","cgroups":[{"cgroup_id":6901,"path":"/tsched-p/a","bfq_weight":200}]}`, true)
 	writeCapture(t, dir, "untraced", `{"scheduler":"bfq"}`, false)
+	writeCapture(t, dir, "in-progress", `{}`, true)
+	if err := os.Remove(filepath.Join(dir, "in-progress", "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "fs-bfq-a.log"), []byte("log"), 0o644); err != nil {
 		t.Fatal(err)
 	}
