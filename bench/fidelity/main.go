@@ -6,8 +6,8 @@
 //
 //	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-no-cfq] [-captures DIR]...
 //
-// The captures are those of ../shared/captures/recorded and
-// ../shared/captures/small ($TRACESCHED_SHARED instead of ../shared when
+// The captures are those of ../shared/captures/recorded, recorded-fs and
+// small ($TRACESCHED_SHARED instead of ../shared when
 // set), each with its manifest.json: the scheduler, the tunables the
 // capture changed (tunables_requested), the device's rotational flag and
 // the cgroups' ids and BFQ weights. Each is replayed closed-loop, as

@@ -58,7 +58,7 @@ func writeFidelity(w io.Writer, h header, all []*result) {
 			rs = append(rs, r)
 		}
 	}
-	fmt.Fprintf(w, `Every capture of ../shared/captures/recorded and ../shared/captures/small is replayed
+	fmt.Fprintf(w, `Every capture of ../shared/captures/recorded, recorded-fs and small is replayed
 closed-loop through the model of the scheduler it was recorded under, with the cgroup weights
 (BFQ) and the tunables the capture changed (the manifest's tunables_requested), on a device
 model calibrated from the capture itself (seed %d), and the prediction is diffed against the
@@ -73,7 +73,7 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 
 	fmt.Fprintf(w, "## Setup\n\n")
 	writeSetupTable(w, rs)
-	fmt.Fprintf(w, "\nCapture paths: `../shared/captures/GROUP/NAME/NAME` (recorded/ or small/). The device model is the kind\n")
+	fmt.Fprintf(w, "\nCapture paths: `../shared/captures/GROUP/NAME/NAME` (recorded/, recorded-fs/ or small/). The device model is the kind\n")
 	fmt.Fprintf(w, "calibration chose; its demerit compares the capture's D2C with the model's when every request is issued\n")
 	fmt.Fprintf(w, "at its real D time, fitted on all of the capture (in-sample) or on its first half and scored on the second.\n\n")
 
@@ -259,7 +259,13 @@ func writeIssue3(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "\n%d of %d captures meet every target.\n", pass, n)
 }
 
-func writeCFQ(w io.Writer, h header, rs []*result) {
+func writeCFQ(w io.Writer, h header, all []*result) {
+	var rs []*result // the -captures ones have no what-if
+	for _, r := range all {
+		if r.C.Group != groupExtra {
+			rs = append(rs, r)
+		}
+	}
 	writeHeader(w, "What would CFQ have done?", h, rs)
 	fmt.Fprintf(w, `Each recorded capture (BFQ, mq-deadline, kyber and none alike) replayed closed-loop through the
 CFQ model, Linux 4.19 preset with its default tunables, on the same workload and the same device
