@@ -237,6 +237,7 @@ type spec struct {
 	Labels     map[uint64]int    // weights reported in the diff (the manifest's)
 	Rotational bool              // queue/rotational
 	Note       string            // why this model, when it is not the capture's scheduler
+	Timed      bool              // replay.WorkTimed: busy processes cycle until the capture's span has passed
 }
 
 // ownSpec is the matching model of the capture's scheduler, with the
@@ -308,4 +309,73 @@ func (s spec) flags() string {
 		fmt.Fprintf(&b, " --set %s=%s", k, s.Set[k])
 	}
 	return b.String()
+}
+
+// crossPair is a capture recorded under mq-deadline and the capture of the
+// same job recorded under BFQ: issue 11's cross-scheduler check replays the
+// first through the BFQ model and compares it with the second.
+type crossPair struct {
+	MQ, BFQ *capture
+}
+
+// crossPairs pairs the file-system captures (recorded-fs and -captures
+// ones) by name: fs-mqdl-REST with fs-bfq-REST, or else with the one
+// fs-bfq-REST-SUFFIX (fs-mqdl-2bufread and fs-bfq-2bufread-idle2ms), in
+// the same group. Captures without a partner are left out.
+func crossPairs(cs []*capture) []crossPair {
+	var out []crossPair
+	for _, mq := range cs {
+		if mq.Man.Scheduler != "mq-deadline" || (mq.Group != "recorded-fs" && mq.Group != groupExtra) {
+			continue
+		}
+		rest, ok := strings.CutPrefix(mq.Name, "fs-mqdl-")
+		if !ok {
+			continue
+		}
+		var exact, prefixed []*capture
+		for _, b := range cs {
+			if b.Group != mq.Group || b.Man.Scheduler != "bfq" {
+				continue
+			}
+			switch {
+			case b.Name == "fs-bfq-"+rest:
+				exact = append(exact, b)
+			case strings.HasPrefix(b.Name, "fs-bfq-"+rest+"-"):
+				prefixed = append(prefixed, b)
+			}
+		}
+		switch {
+		case len(exact) == 1:
+			out = append(out, crossPair{mq, exact[0]})
+		case len(exact) == 0 && len(prefixed) == 1:
+			out = append(out, crossPair{mq, prefixed[0]})
+		}
+	}
+	return out
+}
+
+// crossSpec is the replay of p.MQ through the BFQ model (6.18) with the
+// BFQ capture's tunables and its cgroups' weights, matched to the
+// mq-deadline capture's cgroups by path, with WorkTimed as `tracesched
+// replay` uses in a what-if. ok is false when a weighted cgroup of the BFQ
+// capture has no cgroup of the same path in the mq-deadline one.
+func crossSpec(p crossPair) (spec, error) {
+	bm, mm := &p.BFQ.Man, &p.MQ.Man
+	s := spec{Model: "bfq", Kernel: "6.18", Set: bm.requested(), Weights: map[uint64]int{}, Labels: map[uint64]int{},
+		Rotational: mm.rotational(), Timed: true, Note: "the BFQ capture's weights and tunables"}
+	byPath := map[string]uint64{}
+	for _, c := range mm.Cgroups {
+		byPath[c.Path] = c.ID
+	}
+	for _, c := range bm.Cgroups {
+		if c.Weight == nil {
+			continue
+		}
+		id, ok := byPath[c.Path]
+		if !ok {
+			return s, fmt.Errorf("%s: no cgroup %s, which has BFQ weight %d in %s", p.MQ.Name, c.Path, *c.Weight, p.BFQ.Name)
+		}
+		s.Weights[id], s.Labels[id] = *c.Weight, *c.Weight
+	}
+	return s, nil
 }

@@ -129,3 +129,72 @@ func TestWorstProcs(t *testing.T) {
 		t.Errorf("a process that completed nothing was judged")
 	}
 }
+
+func TestCrossPairs(t *testing.T) {
+	c := func(group, name, sched string) *capture {
+		return &capture{Name: name, Group: group, Man: manifest{Scheduler: sched}}
+	}
+	cs := []*capture{
+		c("recorded-fs", "fs-bfq-2bufread-idle2ms", "bfq"),
+		c("recorded-fs", "fs-bfq-fsync-vs-seqread", "bfq"),
+		c("recorded-fs", "fs-bfq-untar", "bfq"),
+		c("recorded-fs", "fs-mqdl-2bufread", "mq-deadline"),
+		c("recorded-fs", "fs-mqdl-fsync-vs-seqread", "mq-deadline"),
+		c("recorded-fs", "fs-mqdl-pgbench", "mq-deadline"), // no BFQ partner
+		c("recorded-fs", "raw-sweep-none", "none"),
+		c("recorded", "b-mqdl-w100-900", "mq-deadline"),
+		c(groupExtra, "fs-bfq-fsync1-vs-seqread", "bfq"),
+		c(groupExtra, "fs-mqdl-fsync1-vs-seqread", "mq-deadline"),
+		c(groupExtra, "fs-mqdl-untar", "mq-deadline"), // its partner is in another group
+		c(groupExtra, "fs-bfq-6proc-3cg", "bfq"),
+		c(groupExtra, "fs-bfq-6proc-3cg-idle0", "bfq"), // the exact name wins
+		c(groupExtra, "fs-mqdl-6proc-3cg", "mq-deadline"),
+	}
+	var got []string
+	for _, p := range crossPairs(cs) {
+		got = append(got, p.MQ.Name+">"+p.BFQ.Name)
+	}
+	want := "fs-mqdl-2bufread>fs-bfq-2bufread-idle2ms fs-mqdl-fsync-vs-seqread>fs-bfq-fsync-vs-seqread " +
+		"fs-mqdl-fsync1-vs-seqread>fs-bfq-fsync1-vs-seqread fs-mqdl-6proc-3cg>fs-bfq-6proc-3cg"
+	if strings.Join(got, " ") != want {
+		t.Errorf("pairs\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+}
+
+// The weights of the BFQ capture go to the mq-deadline capture's cgroups of
+// the same path (the ids differ: each capture makes its cgroups afresh).
+func TestCrossSpec(t *testing.T) {
+	w := func(n int) *int { return &n }
+	type cg = struct {
+		ID     uint64 `json:"cgroup_id"`
+		Path   string `json:"path"`
+		Weight *int   `json:"bfq_weight"`
+	}
+	bq := &capture{Name: "fs-bfq-x", Man: manifest{Scheduler: "bfq", TunablesRequested: []string{"slice_idle_us=2000"},
+		Cgroups: []cg{{1, "/", nil}, {6901, "/tsched-fw", w(300)}, {6921, "/tsched-fr", w(700)}}}}
+	mq := &capture{Name: "fs-mqdl-x", Man: manifest{Scheduler: "mq-deadline",
+		Cgroups: []cg{{1, "/", nil}, {6941, "/tsched-fw", w(300)}, {6961, "/tsched-fr", w(700)}}}}
+	s, err := crossSpec(crossPair{mq, bq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model != "bfq" || !s.Timed || s.Set["slice_idle_us"] != "2000" || len(s.Weights) != 2 || s.Weights[6941] != 300 || s.Weights[6961] != 700 {
+		t.Errorf("spec %+v", s)
+	}
+	mq.Man.Cgroups = mq.Man.Cgroups[:2]
+	if _, err := crossSpec(crossPair{mq, bq}); err == nil || !strings.Contains(err.Error(), "/tsched-fr") {
+		t.Errorf("a BFQ cgroup missing from the mq-deadline capture: error %v", err)
+	}
+}
+
+func TestRankProcs(t *testing.T) {
+	cgs := []cgFig{{ID: 1, Path: "/"}, {ID: 7101, Path: "/tsched-m3"}}
+	ps := []procFig{{PID: 27312, Comm: "jbd2/loop1-8", Cgroup: 1}, {PID: 28654, Comm: "fio", Cgroup: 7101}, {PID: 28655, Comm: "fio", Cgroup: 7101}}
+	r := rankProcs(ps, cgs)
+	if len(r) != 3 || r[1].key != (procKey{"/tsched-m3", "fio", 0}) || r[2].key != (procKey{"/tsched-m3", "fio", 1}) || r[0].key != (procKey{"/", "jbd2/loop1-8", 0}) {
+		t.Errorf("keys %+v", r)
+	}
+	if p, ok := findRanked(r, procKey{"/tsched-m3", "fio", 1}); !ok || p.p.PID != 28655 {
+		t.Errorf("second fio of /tsched-m3: %+v %v", p, ok)
+	}
+}

@@ -122,6 +122,20 @@ func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) er
 		}
 		results = append(results, r)
 	}
+	byName := map[string]*result{}
+	for _, r := range results {
+		byName[r.C.Group+"/"+r.C.Name] = r
+	}
+	var cross []*crossResult
+	for _, p := range crossPairs(caps) {
+		fmt.Fprintf(os.Stderr, "fidelity: cross-scheduler %s -> bfq (against %s)\n", p.MQ.Name, p.BFQ.Name)
+		cr := measureCross(p, byName[p.BFQ.Group+"/"+p.BFQ.Name], seed, os.Stderr)
+		if cr.Err != nil {
+			failed++
+			fmt.Fprintf(os.Stderr, "fidelity: %s through bfq: %v\n", p.MQ.Name, cr.Err)
+		}
+		cross = append(cross, cr)
+	}
 	h := header{
 		Date:   time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Commit: commit(root),
@@ -132,7 +146,7 @@ func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) er
 	}
 
 	var b bytes.Buffer
-	writeFidelity(&b, h, results)
+	writeFidelity(&b, h, results, cross)
 	if err := writeFile(fidPath, b.Bytes()); err != nil {
 		return err
 	}
@@ -147,7 +161,7 @@ func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) er
 	}
 	fmt.Fprintf(os.Stderr, "fidelity: %d captures in %.0f s\n", len(caps), time.Since(start).Seconds())
 	if failed > 0 {
-		return fmt.Errorf("%d of %d captures failed (their rows say why)", failed, len(caps))
+		return fmt.Errorf("%d of %d captures or cross-scheduler pairs failed (their rows say why)", failed, len(caps)+len(cross))
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func writeHeader(w io.Writer, title string, h header, rs []*result) {
 	}
 }
 
-func writeFidelity(w io.Writer, h header, all []*result) {
+func writeFidelity(w io.Writer, h header, all []*result, cross []*crossResult) {
 	writeHeader(w, "Model fidelity on the shared captures", h, all)
 	var rs, extra []*result
 	for _, r := range all {
@@ -103,11 +103,12 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 
 	writeIssue3(w, rs)
 	writeIssue11(w, "##", rs)
+	writeCross(w, "##", cross, "recorded-fs")
 
 	writeNotes(w, "##", rs)
 
 	if len(h.Extra) > 0 {
-		writeExtra(w, h, extra)
+		writeExtra(w, h, extra, cross)
 	}
 }
 
@@ -760,7 +761,7 @@ func worstProcs(ps []procFig, minBios int) (big, small procFig, hasBig, hasSmall
 }
 
 // writeExtra writes the section of the -captures directories' captures.
-func writeExtra(w io.Writer, h header, rs []*result) {
+func writeExtra(w io.Writer, h header, rs []*result, cross []*crossResult) {
 	fmt.Fprintf(w, "\n## Captures outside the repository\n\n")
 	fmt.Fprintf(w, "Captures of %s, given with `-captures`: recorded on this machine with ../shared/rig, they are not in the\n", codeList(h.Extra))
 	fmt.Fprintf(w, "repository nor in ../shared (too large). bench/fidelity/record-fs.sh records them again (as root; job files in\n")
@@ -806,6 +807,7 @@ func writeExtra(w io.Writer, h header, rs []*result) {
 	fmt.Fprintf(w, "\n### Per-process bandwidth\n\n")
 	writeProcTable(w, rs)
 	writeIssue11(w, "###", rs)
+	writeCross(w, "###", cross, groupExtra)
 	writeNotes(w, "###", rs)
 }
 
@@ -816,4 +818,116 @@ func codeList(dirs []string) string {
 		q = append(q, "`"+d+"`")
 	}
 	return strings.Join(q, ", ")
+}
+
+// target11CrossRatio is issue 11's cross-scheduler bound on a process's
+// throughput: within this factor of the real BFQ run's.
+const target11CrossRatio = 1.5
+
+// writeCross writes issue 11's cross-scheduler table of the pairs of one
+// group: each mq-deadline capture replayed through the BFQ model with the
+// BFQ capture's weights and tunables, against that BFQ capture.
+func writeCross(w io.Writer, level string, crs []*crossResult, group string) {
+	var sel []*crossResult
+	for _, cr := range crs {
+		if cr.P.MQ.Group == group {
+			sel = append(sel, cr)
+		}
+	}
+	if len(sel) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s Issue 11, cross-scheduler: mq-deadline captures through the BFQ model\n\n", level)
+	fmt.Fprintf(w, "Each mq-deadline capture replayed closed-loop through BFQ 6.18 with the weights (matched by cgroup path) and the tunables of\n")
+	fmt.Fprintf(w, "the BFQ capture of the same job, with timed work (busy processes cycle until the capture's span has passed, as\n")
+	fmt.Fprintf(w, "`tracesched replay` does in a what-if), on the device model calibrated from the mq-deadline capture; compared with what\n")
+	fmt.Fprintf(w, "the real BFQ did in the BFQ capture. The two captures are separate runs on a shared machine: their absolute MiB/s differ\n")
+	fmt.Fprintf(w, "with the host's load, so the shares are the firmer comparison. Targets: shares within %.0f points; a process's throughput\n", target11Share)
+	fmt.Fprintf(w, "within a factor of %.1f of the BFQ capture's (issue 11 asks it of the fsync-bound writers; every process with at least %d bios\n", target11CrossRatio, target11MinBios)
+	fmt.Fprintf(w, "on both sides is shown, matched by cgroup path, command and PID order).\n\n")
+	fmt.Fprintf(w, "| mq-deadline capture → BFQ capture | cgroup | weight | share: mq-deadline capture / BFQ model / BFQ capture | share error, pp | MiB/s: BFQ model / BFQ capture |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|\n")
+	for _, cr := range sel {
+		pair := fmt.Sprintf("%s → %s", cr.P.MQ.Name, cr.P.BFQ.Name)
+		if cr.Err != nil {
+			fmt.Fprintf(w, "| %s | failed: %s | | | | |\n", pair, cell(cr.Err.Error()))
+			continue
+		}
+		real := map[string]cgFig{}
+		for _, c := range cr.Real.Cgroups {
+			real[c.Path] = c
+		}
+		for _, c := range cr.Pred.Cgroups {
+			rc, ok := real[c.Path]
+			if !ok {
+				fmt.Fprintf(w, "| %s | %s | %s | %.1f%% / %.1f%% / - | - | %.1f / - |\n", pair, cell(c.Path), weightText(c.Weight),
+					100*c.RealShare, 100*c.PredShare, c.PredMiB)
+				continue
+			}
+			e := 100 * (c.PredShare - rc.RealShare)
+			fmt.Fprintf(w, "| %s | %s | %s | %.1f%% / %.1f%% / %.1f%% | %+.1f %s | %.1f / %.1f |\n", pair, cell(c.Path), weightText(c.Weight),
+				100*c.RealShare, 100*c.PredShare, 100*rc.RealShare, e, mark(math.Abs(e) <= target11Share), c.PredMiB, rc.RealMiB)
+		}
+	}
+	fmt.Fprintf(w, "\n| mq-deadline capture → BFQ capture | process (cgroup) | MiB/s: mq-deadline capture / BFQ model / BFQ capture | BFQ model / BFQ capture |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|\n")
+	for _, cr := range sel {
+		if cr.Err != nil {
+			continue
+		}
+		pair := fmt.Sprintf("%s → %s", cr.P.MQ.Name, cr.P.BFQ.Name)
+		real := rankProcs(cr.Real.Procs, cr.Real.Cgroups)
+		for _, m := range rankProcs(cr.Pred.Procs, cr.Pred.Cgroups) {
+			rp, ok := findRanked(real, m.key)
+			if !ok || m.p.Bios < target11MinBios || rp.p.Bios < target11MinBios || rp.p.RealMiB <= 0 {
+				continue
+			}
+			ratio := m.p.PredMiB / rp.p.RealMiB
+			ok = ratio <= target11CrossRatio && ratio >= 1/target11CrossRatio
+			fmt.Fprintf(w, "| %s | %s (%s) | %.2f / %.2f / %.2f | %.2f %s |\n", pair, cell(m.key.comm), cell(m.key.path),
+				m.p.RealMiB, m.p.PredMiB, rp.p.RealMiB, ratio, mark(ok))
+		}
+	}
+}
+
+// procKey identifies a process across two captures of one job: its
+// cgroup's path, its command and its rank by PID among the processes of
+// that cgroup and command (fio forks its jobs in the job file's order).
+type procKey struct {
+	path, comm string
+	rank       int
+}
+
+type rankedProc struct {
+	key procKey
+	p   procFig
+}
+
+// rankProcs keys the processes of a figures' table (sorted by PID).
+func rankProcs(ps []procFig, cgs []cgFig) []rankedProc {
+	paths := map[uint64]string{}
+	for _, c := range cgs {
+		paths[c.ID] = c.Path
+	}
+	seen := map[[2]string]int{}
+	var out []rankedProc
+	for _, p := range ps {
+		path, ok := paths[p.Cgroup]
+		if !ok {
+			path = fmt.Sprintf("cgroup %d", p.Cgroup)
+		}
+		k := [2]string{path, p.Comm}
+		out = append(out, rankedProc{procKey{path, p.Comm, seen[k]}, p})
+		seen[k]++
+	}
+	return out
+}
+
+func findRanked(rs []rankedProc, k procKey) (rankedProc, bool) {
+	for _, r := range rs {
+		if r.key == k {
+			return r, true
+		}
+	}
+	return rankedProc{}, false
 }

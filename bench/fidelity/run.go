@@ -235,6 +235,9 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		Queue:        replay.Queue{Rotational: s.Rotational},
 		Mode:         replay.Closed,
 	}
+	if s.Timed {
+		cfg.Work = replay.WorkTimed
+	}
 	pmeta := trace.Meta{Source: "replay", Kernel: s.Kernel, Devices: []trace.Dev{l.w.Dev}, Cgroups: l.paths,
 		Extra: map[string]string{"scheduler": s.Model, "mode": replay.Closed.String()}}
 	for _, k := range slices.Sorted(maps.Keys(s.Set)) {
@@ -543,4 +546,41 @@ func measure(c *capture, seed uint64, withCFQ bool, log io.Writer) *result {
 			c.Name, r.CFQ.Wall.Seconds(), r.CFQ.PredMiB, r.CFQ.RealMiB)
 	}
 	return r
+}
+
+// crossResult is issue 11's cross-scheduler check of one pair: the
+// mq-deadline capture replayed through BFQ (Pred), against the BFQ
+// capture's own figures (whose real side is what BFQ did).
+type crossResult struct {
+	P    crossPair
+	Pred *figures // the mq-deadline capture through the BFQ model
+	Real *figures // the BFQ capture's own replay (its Real* fields)
+	Err  error
+}
+
+// measureCross runs the cross-scheduler replay of a pair; bfqOwn is the BFQ
+// capture's result from measure.
+func measureCross(p crossPair, bfqOwn *result, seed uint64, log io.Writer) *crossResult {
+	cr := &crossResult{P: p}
+	if bfqOwn == nil || bfqOwn.Own == nil {
+		cr.Err = fmt.Errorf("%s failed", p.BFQ.Name)
+		return cr
+	}
+	cr.Real = bfqOwn.Own
+	s, err := crossSpec(p)
+	if err != nil {
+		cr.Err = err
+		return cr
+	}
+	l, err := load(p.MQ, seed)
+	if err != nil {
+		cr.Err = err
+		return cr
+	}
+	if cr.Pred, err = run(l, s, seed); err != nil {
+		cr.Err = err
+		return cr
+	}
+	fmt.Fprintf(log, "fidelity: %s through bfq (weights of %s): %.1f MiB/s (BFQ capture %.1f)\n", p.MQ.Name, p.BFQ.Name, cr.Pred.PredMiB, cr.Real.RealMiB)
+	return cr
 }
