@@ -5,6 +5,7 @@
 # ../shared/rig/run_fs_scenarios.sh) that issue 11 asks for, all on ext4 (-F ext4):
 #   fs-{bfq,mqdl}-fsync1-vs-seqread  fsync after every 4k write (the shared pair: every 4th)
 #                                    against a buffered sequential reader, weights 300/700
+#   fs-{bfq,mqdl}-fsync1r100-vs-seqread  the same writer paced at 100 writes+fsyncs a second
 #   fs-{bfq,mqdl}-wbpressure         a buffered writer throttled by lowered dirty limits
 #                                    (vm.dirty_background_bytes 8 MiB, vm.dirty_bytes 32 MiB,
 #                                    restored afterwards) against a buffered reader, 250/750
@@ -70,6 +71,8 @@ rec() { # rec NAME capture.sh-args...
 FS1=tsched-fw=300,tsched-fr=700
 rec fs-bfq-fsync1-vs-seqread  -s bfq         -P 'fio --create_only=1 --section=seqr64k $RIG_JOB' -j "$J/fs-fsync1-vs-seqread.fio" -g $FS1 -d 3
 rec fs-mqdl-fsync1-vs-seqread -s mq-deadline -P 'fio --create_only=1 --section=seqr64k $RIG_JOB' -j "$J/fs-fsync1-vs-seqread.fio" -g $FS1 -d 3
+rec fs-bfq-fsync1r100-vs-seqread  -s bfq         -P 'fio --create_only=1 --section=seqr64k $RIG_JOB' -j "$J/fs-fsync1r100-vs-seqread.fio" -g $FS1 -d 3
+rec fs-mqdl-fsync1r100-vs-seqread -s mq-deadline -P 'fio --create_only=1 --section=seqr64k $RIG_JOB' -j "$J/fs-fsync1r100-vs-seqread.fio" -g $FS1 -d 3
 
 for s in bfq mq-deadline; do
   n=fs-${s/mq-deadline/mqdl}-wbpressure
