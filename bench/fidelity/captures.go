@@ -37,7 +37,10 @@ type manifest struct {
 		Weight *int   `json:"bfq_weight"`
 	} `json:"cgroups"`
 	TraceComplete *bool `json:"trace_complete"`
-	HostLoad      struct {
+	Completeness  struct {
+		Problems []string `json:"problems"`
+	} `json:"completeness"`
+	HostLoad struct {
 		Loadavg map[string]string `json:"loadavg"`
 	} `json:"host_load"`
 }

@@ -793,6 +793,9 @@ func writeExtra(w io.Writer, h header, rs []*result, cross []*crossResult) {
 		complete := "not recorded"
 		if m.TraceComplete != nil {
 			complete = fmt.Sprint(*m.TraceComplete)
+			if !*m.TraceComplete && len(m.Completeness.Problems) > 0 {
+				complete += ": " + cell(strings.Join(m.Completeness.Problems, "; "))
+			}
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.C.Name, cell(r.C.Dir), m.Scheduler, cell(strings.Join(cgs, ", ")), load, complete)
 	}
