@@ -95,7 +95,8 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 `)
 
 	fmt.Fprintf(w, "## Per-cgroup bandwidth\n\n")
-	fmt.Fprintf(w, "Each cgroup's bytes over its own active span (its first Q to its last C), on each side; shares are of the sum over cgroups.\n\n")
+	fmt.Fprintf(w, "Each cgroup's bytes completed in each side's contention window (the time in which every compared cgroup had I/O queued or in\n")
+	fmt.Fprintf(w, "flight, diff.Cgroup's headline figures) over the window's length; shares are of the bytes completed in the window.\n\n")
 	writeCgroupTable(w, rs)
 	fmt.Fprintf(w, "\n## Per-process bandwidth\n\n")
 	fmt.Fprintf(w, "Each process's bytes of completed bios over its own first Q to last C.\n\n")
@@ -292,7 +293,7 @@ the difference between the capture and CFQ is CFQ's doing rather than the models
 		return
 	}
 	fmt.Fprintf(w, "## Shares and throughput\n\n")
-	fmt.Fprintf(w, "Shares are of bandwidth over each cgroup's (process's) own active span, as in fidelity.md; CFQ disk time is each group's blkio.time (slice time charged).\n\n")
+	fmt.Fprintf(w, "Shares are of bandwidth as in fidelity.md: a cgroup's over each side's contention window, a process's over its own active span; CFQ disk time is each group's blkio.time (slice time charged).\n\n")
 	fmt.Fprintf(w, "| capture | recorded under | cgroup | weight → blkio.weight | share: capture / own model / CFQ | MiB/s: capture / CFQ | CFQ disk time | total MiB/s: capture / own model / CFQ | CFQ vs capture |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
@@ -847,7 +848,8 @@ func writeCross(w io.Writer, level string, crs []*crossResult, group string) {
 	fmt.Fprintf(w, "the real BFQ did in the BFQ capture. The two captures are separate runs on a shared machine: their absolute MiB/s differ\n")
 	fmt.Fprintf(w, "with the host's load, so the shares are the firmer comparison. Targets: shares within %.0f points; a process's throughput\n", target11Share)
 	fmt.Fprintf(w, "within a factor of %.1f of the BFQ capture's (issue 11 asks it of the fsync-bound writers; every process with at least %d bios\n", target11CrossRatio, target11MinBios)
-	fmt.Fprintf(w, "on both sides is shown, matched by cgroup path, command and PID order).\n\n")
+	fmt.Fprintf(w, "on both sides is shown, matched by cgroup path, command and PID order). As in the tables above, a cgroup's MiB/s and share are\n")
+	fmt.Fprintf(w, "over each side's contention window, a process's MiB/s over its own first Q to last C.\n\n")
 	fmt.Fprintf(w, "| mq-deadline capture → BFQ capture | cgroup | weight | share: mq-deadline capture / BFQ model / BFQ capture | share error, pp | MiB/s: BFQ model / BFQ capture |\n")
 	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|\n")
 	for _, cr := range sel {
@@ -919,8 +921,12 @@ func rankProcs(ps []procFig, cgs []cgFig) []rankedProc {
 		if !ok {
 			path = fmt.Sprintf("cgroup %d", p.Cgroup)
 		}
-		k := [2]string{path, p.Comm}
-		out = append(out, rankedProc{procKey{path, p.Comm, seen[k]}, p})
+		comm := p.Comm
+		if strings.HasPrefix(comm, "jbd2/") {
+			comm = "jbd2" // jbd2/loop0-8 or jbd2/loop1-8: the loop device the rig got
+		}
+		k := [2]string{path, comm}
+		out = append(out, rankedProc{procKey{path, comm, seen[k]}, p})
 		seen[k]++
 	}
 	return out
