@@ -12,11 +12,13 @@ import (
 	"strings"
 )
 
-// capture is one capture of ../shared/captures/{recorded,small}.
+// capture is one capture of ../shared/captures/{recorded,recorded-fs,small}
+// or of a -captures directory.
 type capture struct {
 	Name  string // directory name, also the blktrace set's name
-	Group string // "recorded" or "small"
-	Base  string // the blktrace set: DIR/NAME (NAME.blktrace.N.zst beside it)
+	Group string // "recorded", "recorded-fs", "small" or groupExtra
+	Dir   string // the directory holding the capture's directory
+	Base  string // the blktrace set: DIR/NAME/NAME (NAME.blktrace.N.zst beside it)
 	Man   manifest
 }
 
@@ -34,6 +36,25 @@ type manifest struct {
 		Path   string `json:"path"`
 		Weight *int   `json:"bfq_weight"`
 	} `json:"cgroups"`
+	TraceComplete *bool `json:"trace_complete"`
+	Completeness  struct {
+		Problems []string `json:"problems"`
+	} `json:"completeness"`
+	HostLoad struct {
+		Loadavg map[string]string `json:"loadavg"`
+	} `json:"host_load"`
+}
+
+// loadBefore returns the 1-minute load average right before tracing, as
+// the rig recorded it (host_load.loadavg.loadavg_before; "" when absent),
+// and whether its -W wait timed out with the load still above the threshold.
+func (m *manifest) loadBefore() (string, bool) {
+	la := m.HostLoad.Loadavg
+	f := strings.Fields(la["loadavg_before"])
+	if len(f) == 0 {
+		return "", false
+	}
+	return f[0], la["load_wait_timed_out"] == "1"
 }
 
 // weights returns the cgroups' bfq_weight by id (cgroups without one are left out).
@@ -90,42 +111,84 @@ func (m *manifest) tunable(name string) string {
 	return fmt.Sprint(v)
 }
 
-// discover lists the captures under dir/recorded and dir/small: every
-// directory holding a manifest.json and a NAME.blktrace.0.zst (or .0),
-// recorded first, each group sorted by name.
+// discover lists the captures under dir/recorded, dir/recorded-fs and
+// dir/small (see captureDirs), recorded first, each group sorted by name.
 func discover(dir string) ([]*capture, error) {
 	var out []*capture
 	for _, group := range []string{"recorded", "recorded-fs", "small"} {
-		entries, err := os.ReadDir(filepath.Join(dir, group))
-		if os.IsNotExist(err) {
-			continue
-		}
+		cs, err := captureDirs(filepath.Join(dir, group), group)
 		if err != nil {
 			return nil, err
 		}
-		var names []string
-		for _, e := range entries {
-			if e.IsDir() {
-				names = append(names, e.Name())
-			}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// groupExtra is the Group of the captures of -captures directories.
+const groupExtra = "extra"
+
+// discoverExtra lists the captures of the -captures directories, in the
+// order given, each directory's sorted by name. A directory that does not
+// exist or holds no capture is an error: it was named on purpose.
+func discoverExtra(dirs []string) ([]*capture, error) {
+	var out []*capture
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			return nil, fmt.Errorf("-captures: %w", err)
 		}
-		sort.Strings(names)
-		for _, name := range names {
-			cdir := filepath.Join(dir, group, name)
-			base := filepath.Join(cdir, name)
-			if !exists(base+".blktrace.0.zst") && !exists(base+".blktrace.0") {
-				continue // baselines-untraced and the like: no trace
-			}
-			b, err := os.ReadFile(filepath.Join(cdir, "manifest.json"))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			c := &capture{Name: name, Group: group, Base: base}
-			if err := json.Unmarshal(b, &c.Man); err != nil {
-				return nil, fmt.Errorf("%s/manifest.json: %w", cdir, err)
-			}
-			out = append(out, c)
+		cs, err := captureDirs(d, groupExtra)
+		if err != nil {
+			return nil, err
 		}
+		if len(cs) == 0 {
+			return nil, fmt.Errorf("-captures %s: no capture (a directory NAME holding manifest.json and NAME.blktrace.0[.zst])", d)
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// captureDirs lists the captures directly under dir: every directory NAME
+// holding a manifest.json and a NAME.blktrace.0.zst (or .0), sorted by
+// name, with the given group. A missing dir lists nothing.
+func captureDirs(dir, group string) ([]*capture, error) {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var out []*capture
+	for _, name := range names {
+		cdir := filepath.Join(dir, name)
+		base := filepath.Join(cdir, name)
+		if !exists(base+".blktrace.0.zst") && !exists(base+".blktrace.0") {
+			continue // baselines-untraced and the like: no trace
+		}
+		b, err := os.ReadFile(filepath.Join(cdir, "manifest.json"))
+		if os.IsNotExist(err) && group == groupExtra {
+			// capture.sh writes the manifest last: a capture still being
+			// recorded (or one that failed) in a -captures directory.
+			fmt.Fprintf(os.Stderr, "fidelity: %s: no manifest.json yet (being recorded, or failed): left out\n", cdir)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		c := &capture{Name: name, Group: group, Dir: dir, Base: base}
+		if err := json.Unmarshal(b, &c.Man); err != nil {
+			return nil, fmt.Errorf("%s/manifest.json: %w", cdir, err)
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -177,6 +240,7 @@ type spec struct {
 	Labels     map[uint64]int    // weights reported in the diff (the manifest's)
 	Rotational bool              // queue/rotational
 	Note       string            // why this model, when it is not the capture's scheduler
+	Timed      bool              // replay.WorkTimed: busy processes cycle until the capture's span has passed
 }
 
 // ownSpec is the matching model of the capture's scheduler, with the
@@ -248,4 +312,73 @@ func (s spec) flags() string {
 		fmt.Fprintf(&b, " --set %s=%s", k, s.Set[k])
 	}
 	return b.String()
+}
+
+// crossPair is a capture recorded under mq-deadline and the capture of the
+// same job recorded under BFQ: issue 11's cross-scheduler check replays the
+// first through the BFQ model and compares it with the second.
+type crossPair struct {
+	MQ, BFQ *capture
+}
+
+// crossPairs pairs the file-system captures (recorded-fs and -captures
+// ones) by name: fs-mqdl-REST with fs-bfq-REST, or else with the one
+// fs-bfq-REST-SUFFIX (fs-mqdl-2bufread and fs-bfq-2bufread-idle2ms), in
+// the same group. Captures without a partner are left out.
+func crossPairs(cs []*capture) []crossPair {
+	var out []crossPair
+	for _, mq := range cs {
+		if mq.Man.Scheduler != "mq-deadline" || (mq.Group != "recorded-fs" && mq.Group != groupExtra) {
+			continue
+		}
+		rest, ok := strings.CutPrefix(mq.Name, "fs-mqdl-")
+		if !ok {
+			continue
+		}
+		var exact, prefixed []*capture
+		for _, b := range cs {
+			if b.Group != mq.Group || b.Man.Scheduler != "bfq" {
+				continue
+			}
+			switch {
+			case b.Name == "fs-bfq-"+rest:
+				exact = append(exact, b)
+			case strings.HasPrefix(b.Name, "fs-bfq-"+rest+"-"):
+				prefixed = append(prefixed, b)
+			}
+		}
+		switch {
+		case len(exact) == 1:
+			out = append(out, crossPair{mq, exact[0]})
+		case len(exact) == 0 && len(prefixed) == 1:
+			out = append(out, crossPair{mq, prefixed[0]})
+		}
+	}
+	return out
+}
+
+// crossSpec is the replay of p.MQ through the BFQ model (6.18) with the
+// BFQ capture's tunables and its cgroups' weights, matched to the
+// mq-deadline capture's cgroups by path, with WorkTimed as `tracesched
+// replay` uses in a what-if. ok is false when a weighted cgroup of the BFQ
+// capture has no cgroup of the same path in the mq-deadline one.
+func crossSpec(p crossPair) (spec, error) {
+	bm, mm := &p.BFQ.Man, &p.MQ.Man
+	s := spec{Model: "bfq", Kernel: "6.18", Set: bm.requested(), Weights: map[uint64]int{}, Labels: map[uint64]int{},
+		Rotational: mm.rotational(), Timed: true, Note: "the BFQ capture's weights and tunables"}
+	byPath := map[string]uint64{}
+	for _, c := range mm.Cgroups {
+		byPath[c.Path] = c.ID
+	}
+	for _, c := range bm.Cgroups {
+		if c.Weight == nil {
+			continue
+		}
+		id, ok := byPath[c.Path]
+		if !ok {
+			return s, fmt.Errorf("%s: no cgroup %s, which has BFQ weight %d in %s", p.MQ.Name, c.Path, *c.Weight, p.BFQ.Name)
+		}
+		s.Weights[id], s.Labels[id] = *c.Weight, *c.Weight
+	}
+	return s, nil
 }

@@ -4,16 +4,23 @@
 // the diff to docs/fidelity.md; it also replays the recorded captures
 // through CFQ and writes what CFQ would have done to docs/cfq-whatif.md.
 //
-//	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-no-cfq]
+//	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-no-cfq] [-captures DIR]...
 //
-// The captures are those of ../shared/captures/recorded and
-// ../shared/captures/small ($TRACESCHED_SHARED instead of ../shared when
+// The captures are those of ../shared/captures/recorded, recorded-fs and
+// small ($TRACESCHED_SHARED instead of ../shared when
 // set), each with its manifest.json: the scheduler, the tunables the
 // capture changed (tunables_requested), the device's rotational flag and
 // the cgroups' ids and BFQ weights. Each is replayed closed-loop, as
 // `tracesched replay` does, with a device model calibrated from the
 // capture itself; the libraries are called directly, one capture at a
 // time. Progress goes to stderr.
+//
+// -captures DIR (repeatable) adds the captures of a directory recorded with
+// ../shared/rig outside the repository (bench/fidelity/record-fs.sh writes
+// /tmp/fs-captures): each subdirectory NAME with its manifest.json and
+// NAME.blktrace.N[.zst], replayed the same way and written to a section of
+// their own in fidelity.md, which names the directory. They are not in
+// the CFQ what-ifs.
 //
 // The output is deterministic: the same captures and code give the same
 // markdown, except the header's two lines (the date and commit, and the
@@ -38,6 +45,8 @@ func main() {
 	out := flag.String("o", "", "write the docs to `DIR` (fidelity.md and cfq-whatif.md), or fidelity.md to FILE.md and cfq-whatif.md beside it (default: docs/ of the module)")
 	seed := flag.Uint64("seed", 1, "seed of the device models' random draws")
 	noCFQ := flag.Bool("no-cfq", false, "skip the CFQ what-if replays and do not write cfq-whatif.md")
+	var extra dirList
+	flag.Var(&extra, "captures", "also replay the captures of `DIR` (one subdirectory per capture, recorded with ../shared/rig, e.g. by bench/fidelity/record-fs.sh), in a section of their own; repeatable")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: go run ./bench/fidelity [flags]\n\nReplays every shared capture through its scheduler's model and writes docs/fidelity.md\nand docs/cfq-whatif.md.\n\n")
 		flag.PrintDefaults()
@@ -47,13 +56,26 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := mainErr(*only, *out, *seed, !*noCFQ); err != nil {
+	if err := mainErr(*only, *out, *seed, !*noCFQ, extra); err != nil {
 		fmt.Fprintf(os.Stderr, "fidelity: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(only, out string, seed uint64, withCFQ bool) error {
+// dirList is a repeatable flag of directories.
+type dirList []string
+
+func (d *dirList) String() string { return strings.Join(*d, ",") }
+
+func (d *dirList) Set(v string) error {
+	if v == "" {
+		return fmt.Errorf("empty directory")
+	}
+	*d = append(*d, v)
+	return nil
+}
+
+func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) error {
 	root := shared.Root()
 	dir := shared.Dir()
 	if dir == "" {
@@ -74,6 +96,11 @@ func mainErr(only, out string, seed uint64, withCFQ bool) error {
 	if len(all) == 0 {
 		return fmt.Errorf("no captures under %s/recorded or %s/small", capDir, capDir)
 	}
+	extra, err := discoverExtra(extraDirs)
+	if err != nil {
+		return err
+	}
+	all = append(all, extra...)
 	caps, err := selectCaptures(all, only)
 	if err != nil {
 		return err
@@ -95,16 +122,31 @@ func mainErr(only, out string, seed uint64, withCFQ bool) error {
 		}
 		results = append(results, r)
 	}
+	byName := map[string]*result{}
+	for _, r := range results {
+		byName[r.C.Group+"/"+r.C.Name] = r
+	}
+	var cross []*crossResult
+	for _, p := range crossPairs(caps) {
+		fmt.Fprintf(os.Stderr, "fidelity: cross-scheduler %s -> bfq (against %s)\n", p.MQ.Name, p.BFQ.Name)
+		cr := measureCross(p, byName[p.BFQ.Group+"/"+p.BFQ.Name], seed, os.Stderr)
+		if cr.Err != nil {
+			failed++
+			fmt.Fprintf(os.Stderr, "fidelity: %s through bfq: %v\n", p.MQ.Name, cr.Err)
+		}
+		cross = append(cross, cr)
+	}
 	h := header{
 		Date:   time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Commit: commit(root),
 		Only:   only,
 		Total:  time.Since(start),
 		Seed:   seed,
+		Extra:  extraDirs,
 	}
 
 	var b bytes.Buffer
-	writeFidelity(&b, h, results)
+	writeFidelity(&b, h, results, cross)
 	if err := writeFile(fidPath, b.Bytes()); err != nil {
 		return err
 	}
@@ -119,7 +161,7 @@ func mainErr(only, out string, seed uint64, withCFQ bool) error {
 	}
 	fmt.Fprintf(os.Stderr, "fidelity: %d captures in %.0f s\n", len(caps), time.Since(start).Seconds())
 	if failed > 0 {
-		return fmt.Errorf("%d of %d captures failed (their rows say why)", failed, len(caps))
+		return fmt.Errorf("%d of %d captures or cross-scheduler pairs failed (their rows say why)", failed, len(caps)+len(cross))
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ type header struct {
 	Only   string
 	Total  time.Duration
 	Seed   uint64
+	Extra  []string // the -captures directories
 }
 
 // Issue 3's targets for the captures replayed through their own
@@ -47,9 +48,17 @@ func writeHeader(w io.Writer, title string, h header, rs []*result) {
 	}
 }
 
-func writeFidelity(w io.Writer, h header, rs []*result) {
-	writeHeader(w, "Model fidelity on the shared captures", h, rs)
-	fmt.Fprintf(w, `Every capture of ../shared/captures/recorded and ../shared/captures/small is replayed
+func writeFidelity(w io.Writer, h header, all []*result, cross []*crossResult) {
+	writeHeader(w, "Model fidelity on the shared captures", h, all)
+	var rs, extra []*result
+	for _, r := range all {
+		if r.C.Group == groupExtra {
+			extra = append(extra, r)
+		} else {
+			rs = append(rs, r)
+		}
+	}
+	fmt.Fprintf(w, `Every capture of ../shared/captures/recorded, recorded-fs and small is replayed
 closed-loop through the model of the scheduler it was recorded under, with the cgroup weights
 (BFQ) and the tunables the capture changed (the manifest's tunables_requested), on a device
 model calibrated from the capture itself (seed %d), and the prediction is diffed against the
@@ -63,6 +72,74 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 `, h.Seed)
 
 	fmt.Fprintf(w, "## Setup\n\n")
+	writeSetupTable(w, rs)
+	fmt.Fprintf(w, "\nCapture paths: `../shared/captures/GROUP/NAME/NAME` (recorded/, recorded-fs/ or small/). The device model is the kind\n")
+	fmt.Fprintf(w, "calibration chose; its demerit compares the capture's D2C with the model's when every request is issued\n")
+	fmt.Fprintf(w, "at its real D time, fitted on all of the capture (in-sample) or on its first half and scored on the second.\n\n")
+
+	fmt.Fprintf(w, "## Headline figures\n\n")
+	writeHeadlineTable(w, rs)
+	fmt.Fprintf(w, `
+- span: first Q to last C. Kendall tau and mean displacement (ranks) compare the real and predicted
+  dispatch order of the bios both sides issued; divergences counts the stretches of the real order
+  where the prediction departs (mean |displacement| above 4 over 32 bios).
+- merges: bios merged at the back / front of a request; queue merges: the scheduler's own queue
+  merges from its messages (BFQ's "merging with queue"; 0 for schedulers that log none).
+- think-time agreement: the fraction of sync requests whose BFQ think-time class (short/long),
+  recomputed from each side's timing, agrees (number compared in brackets). It is computed for every
+  scheduler, as a measure of timing, though only BFQ (and CFQ) act on it.
+- D2C / Q2C demerit: DiskSim's demerit figure, the RMS horizontal distance between the real and
+  predicted latency CDFs, as a percentage of the real mean.
+- MiB/s: bytes of completed requests over the span.
+
+`)
+
+	fmt.Fprintf(w, "## Per-cgroup bandwidth\n\n")
+	fmt.Fprintf(w, "Each cgroup's bytes completed in each side's contention window (the time in which every compared cgroup had I/O queued or in\n")
+	fmt.Fprintf(w, "flight, diff.Cgroup's headline figures) over the window's length; shares are of the bytes completed in the window.\n\n")
+	writeCgroupTable(w, rs)
+	fmt.Fprintf(w, "\n## Per-process bandwidth\n\n")
+	fmt.Fprintf(w, "Each process's bytes of completed bios over its own first Q to last C.\n\n")
+	writeProcTable(w, rs)
+
+	writeIssue3(w, rs)
+	writeIssue11(w, "##", rs)
+	writeCross(w, "##", cross, "recorded-fs")
+
+	writeNotes(w, "##", rs)
+
+	if len(h.Extra) > 0 {
+		writeExtra(w, h, extra, cross)
+	}
+}
+
+// writeNotes writes the failures, the nearest-model notes and the reader's
+// diagnostics of rs under a heading of the given level ("##", "###").
+func writeNotes(w io.Writer, level string, rs []*result) {
+	var notes []string
+	for _, r := range rs {
+		if r.Err != nil {
+			notes = append(notes, fmt.Sprintf("%s failed: %s", r.C.Name, errText(r)))
+		}
+		if r.Own != nil && r.Own.Spec.Note != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s.", r.C.Name, r.Own.Spec.Note))
+		}
+		d := r.Diag
+		if len(d.MissingCPUFiles) > 0 || d.DroppedEvents > 0 || d.CPUMismatch > 0 || d.UnknownActions > 0 {
+			notes = append(notes, fmt.Sprintf("%s: reader diagnostics: missing CPU files %v, %d dropped events, %d CPU mismatches, %d unknown actions.",
+				r.C.Name, d.MissingCPUFiles, d.DroppedEvents, d.CPUMismatch, d.UnknownActions))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\n%s Notes\n\n", level)
+		for _, n := range notes {
+			fmt.Fprintf(w, "- %s\n", n)
+		}
+	}
+}
+
+// writeSetupTable writes the setup table's header and rows.
+func writeSetupTable(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "| capture | recorded under | model | device model | D2C demerit in-sample | cross-validated | `tracesched replay` flags |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---:|---:|---|\n")
 	for _, r := range rs {
@@ -80,11 +157,10 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | `%s` |\n", r.C.Name, r.C.Man.Scheduler, model, r.Fit.Kind,
 			pct(r.Fit.DemeritFraction), pct(r.Fit.CV.DemeritFraction), r.Own.Flags)
 	}
-	fmt.Fprintf(w, "\nCapture paths: `../shared/captures/GROUP/NAME/NAME` (recorded/ or small/). The device model is the kind\n")
-	fmt.Fprintf(w, "calibration chose; its demerit compares the capture's D2C with the model's when every request is issued\n")
-	fmt.Fprintf(w, "at its real D time, fitted on all of the capture (in-sample) or on its first half and scored on the second.\n\n")
+}
 
-	fmt.Fprintf(w, "## Headline figures\n\n")
+// writeHeadlineTable writes the headline figures' header and rows.
+func writeHeadlineTable(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "| capture | model | requests real / pred | span real / pred, s | Kendall tau | mean displacement | divergences | back merges real / pred | front merges real / pred | queue merges real / pred | think-time agreement | D2C demerit | Q2C demerit | MiB/s real / pred |\n")
 	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
@@ -97,23 +173,10 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 			r.C.Name, f.Spec.Model, f.Requests, f.PredRequests, f.RealSpan, f.PredSpan, f.Tau, f.MeanDisp, f.Divergences,
 			f.BackR, f.BackP, f.FrontR, f.FrontP, f.QMergeR, f.QMergeP, agreement(f), pct(f.D2C), pct(f.Q2C), f.RealMiB, f.PredMiB)
 	}
-	fmt.Fprintf(w, `
-- span: first Q to last C. Kendall tau and mean displacement (ranks) compare the real and predicted
-  dispatch order of the bios both sides issued; divergences counts the stretches of the real order
-  where the prediction departs (mean |displacement| above 4 over 32 bios).
-- merges: bios merged at the back / front of a request; queue merges: the scheduler's own queue
-  merges from its messages (BFQ's "merging with queue"; 0 for schedulers that log none).
-- think-time agreement: the fraction of sync requests whose BFQ think-time class (short/long),
-  recomputed from each side's timing, agrees (number compared in brackets). It is computed for every
-  scheduler, as a measure of timing, though only BFQ (and CFQ) act on it.
-- D2C / Q2C demerit: DiskSim's demerit figure, the RMS horizontal distance between the real and
-  predicted latency CDFs, as a percentage of the real mean.
-- MiB/s: bytes of completed requests over the span.
+}
 
-`)
-
-	fmt.Fprintf(w, "## Per-cgroup bandwidth\n\n")
-	fmt.Fprintf(w, "Each cgroup's bytes over its own active span (its first Q to its last C), on each side; shares are of the sum over cgroups.\n\n")
+// writeCgroupTable writes the per-cgroup bandwidth table.
+func writeCgroupTable(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "| capture | cgroup | weight | real MiB/s | pred MiB/s | bandwidth error | real share | pred share | share error, pp |\n")
 	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
@@ -125,9 +188,10 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 				c.RealMiB, c.PredMiB, spct(c.BwErr), 100*c.RealShare, 100*c.PredShare, c.ShareErrPP)
 		}
 	}
+}
 
-	fmt.Fprintf(w, "\n## Per-process bandwidth\n\n")
-	fmt.Fprintf(w, "Each process's bytes of completed bios over its own first Q to last C.\n\n")
+// writeProcTable writes the per-process bandwidth table.
+func writeProcTable(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "| capture | pid | command | cgroup | real MiB/s | pred MiB/s | error |\n")
 	fmt.Fprintf(w, "|---|---:|---|---|---:|---:|---:|\n")
 	for _, r := range rs {
@@ -137,29 +201,6 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 		for _, p := range r.Own.Procs {
 			fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f | %.2f | %s |\n", r.C.Name, p.PID, cell(p.Comm), cgIDName(p.Cgroup, r.Own.Cgroups),
 				p.RealMiB, p.PredMiB, spct(p.Err))
-		}
-	}
-
-	writeIssue3(w, rs)
-
-	var notes []string
-	for _, r := range rs {
-		if r.Err != nil {
-			notes = append(notes, fmt.Sprintf("%s failed: %s", r.C.Name, errText(r)))
-		}
-		if r.Own != nil && r.Own.Spec.Note != "" {
-			notes = append(notes, fmt.Sprintf("%s: %s.", r.C.Name, r.Own.Spec.Note))
-		}
-		d := r.Diag
-		if len(d.MissingCPUFiles) > 0 || d.DroppedEvents > 0 || d.CPUMismatch > 0 || d.UnknownActions > 0 {
-			notes = append(notes, fmt.Sprintf("%s: reader diagnostics: missing CPU files %v, %d dropped events, %d CPU mismatches, %d unknown actions.",
-				r.C.Name, d.MissingCPUFiles, d.DroppedEvents, d.CPUMismatch, d.UnknownActions))
-		}
-	}
-	if len(notes) > 0 {
-		fmt.Fprintf(w, "\n## Notes\n\n")
-		for _, n := range notes {
-			fmt.Fprintf(w, "- %s\n", n)
 		}
 	}
 }
@@ -220,7 +261,13 @@ func writeIssue3(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "\n%d of %d captures meet every target.\n", pass, n)
 }
 
-func writeCFQ(w io.Writer, h header, rs []*result) {
+func writeCFQ(w io.Writer, h header, all []*result) {
+	var rs []*result // the -captures ones have no what-if
+	for _, r := range all {
+		if r.C.Group != groupExtra {
+			rs = append(rs, r)
+		}
+	}
 	writeHeader(w, "What would CFQ have done?", h, rs)
 	fmt.Fprintf(w, `Each recorded capture (BFQ, mq-deadline, kyber and none alike) replayed closed-loop through the
 CFQ model, Linux 4.19 preset with its default tunables, on the same workload and the same device
@@ -246,7 +293,7 @@ the difference between the capture and CFQ is CFQ's doing rather than the models
 		return
 	}
 	fmt.Fprintf(w, "## Shares and throughput\n\n")
-	fmt.Fprintf(w, "Shares are of bandwidth over each cgroup's (process's) own active span, as in fidelity.md; CFQ disk time is each group's blkio.time (slice time charged).\n\n")
+	fmt.Fprintf(w, "Shares are of bandwidth as in fidelity.md: a cgroup's over each side's contention window, a process's over its own active span; CFQ disk time is each group's blkio.time (slice time charged).\n\n")
 	fmt.Fprintf(w, "| capture | recorded under | cgroup | weight → blkio.weight | share: capture / own model / CFQ | MiB/s: capture / CFQ | CFQ disk time | total MiB/s: capture / own model / CFQ | CFQ vs capture |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
@@ -606,4 +653,290 @@ func errText(r *result) string {
 func cell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// Issue 11's targets for the file-system captures replayed through the
+// scheduler they were recorded under.
+const (
+	target11Bw    = 0.10 // |per-cgroup and per-process bandwidth error|
+	target11Share = 3.0  // |share error|, percentage points
+	target11Think = 0.95 // think-time agreement, at least
+	target11D2C   = 0.20 // D2C demerit, below
+
+	// target11MinBios is the fewest bios a process needs to be held to
+	// the bandwidth target: a kworker's handful of bios over its own span
+	// gives a bandwidth that means nothing.
+	target11MinBios = 20
+)
+
+// writeIssue11 writes issue 11's targets table for the file-system
+// captures of rs (group recorded-fs, and every -captures one) under a
+// heading of the given level.
+func writeIssue11(w io.Writer, level string, rs []*result) {
+	var sel []*result
+	for _, r := range rs {
+		if r.C.Group == "recorded-fs" || r.C.Group == groupExtra {
+			sel = append(sel, r)
+		}
+	}
+	if len(sel) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s Issue 11: the file-system captures through their own scheduler\n\n", level)
+	fmt.Fprintf(w, "Targets: predicted requests equal to the real ones, flushes included; every per-cgroup and per-process bandwidth error\n")
+	fmt.Fprintf(w, "within ±%.0f%%; every share within %.0f points; think-time agreement at least %.0f%%; D2C demerit below %.0f%%.\n",
+		100*target11Bw, target11Share, 100*target11Think, 100*target11D2C)
+	fmt.Fprintf(w, "Flushes: requests with REQ_PREFLUSH (jbd2's commit blocks and the empty flushes of fsync); FUA: requests with REQ_FUA.\n")
+	fmt.Fprintf(w, "Per process, only processes with at least %d bios in the capture are held to the target (the worst of the rest is in brackets).\n", target11MinBios)
+	fmt.Fprintf(w, "Queue merges are shown, not judged (their times are not compared here).\n\n")
+	fmt.Fprintf(w, "| capture | model | requests real / pred | flushes real / pred | FUA real / pred | worst cgroup bandwidth error | worst share error, pp | worst process bandwidth error | think-time agreement | D2C demerit | queue merges real / pred | targets met |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	pass := 0
+	for _, r := range sel {
+		f := r.Own
+		if f == nil {
+			fmt.Fprintf(w, "| %s | failed: %s | | | | | | | | | | **fail** |\n", r.C.Name, cell(errText(r)))
+			continue
+		}
+		okR := f.PredRequests == f.Requests
+		okF := f.FlushP == f.FlushR && f.FUAP == f.FUAR
+		var wc cgFig
+		var ws cgFig
+		hasCg := false
+		for _, c := range f.Cgroups {
+			if !hasCg || math.Abs(c.BwErr) > math.Abs(wc.BwErr) {
+				wc = c
+			}
+			if !hasCg || math.Abs(c.ShareErrPP) > math.Abs(ws.ShareErrPP) {
+				ws = c
+			}
+			hasCg = true
+		}
+		okC := !hasCg || math.Abs(wc.BwErr) <= target11Bw
+		okS := !hasCg || math.Abs(ws.ShareErrPP) <= target11Share
+		wp, small, hasP, hasSmall := worstProcs(f.Procs, target11MinBios)
+		okP := !hasP || math.Abs(wp.Err) <= target11Bw
+		okT := f.ThinkCompared > 0 && f.ThinkAgree >= target11Think
+		okD := f.D2C < target11D2C
+		all := okR && okF && okC && okS && okP && okT && okD
+		if all {
+			pass++
+		}
+		cgText, shText := "no cgroups", "no cgroups"
+		if hasCg {
+			cgText = fmt.Sprintf("%s %s, %s", spct(wc.BwErr), mark(okC), cgName(wc))
+			shText = fmt.Sprintf("%+.1f %s, %s", ws.ShareErrPP, mark(okS), cgName(ws))
+		}
+		pText := "no process"
+		if hasP {
+			pText = fmt.Sprintf("%s %s, pid %d %s", spct(wp.Err), mark(okP), wp.PID, cell(wp.Comm))
+		}
+		if hasSmall {
+			pText += fmt.Sprintf(" [%s pid %d %s]", spct(small.Err), small.PID, cell(small.Comm))
+		}
+		fmt.Fprintf(w, "| %s | %s | %d / %d %s | %d / %d %s | %d / %d | %s | %s | %s | %s %s | %s %s | %d / %d | %s |\n",
+			r.C.Name, f.Spec.Model, f.Requests, f.PredRequests, mark(okR), f.FlushR, f.FlushP, mark(okF), f.FUAR, f.FUAP,
+			cgText, shText, pText, agreement(f), mark(okT), pct(f.D2C), mark(okD), f.QMergeR, f.QMergeP, verdict(all))
+	}
+	fmt.Fprintf(w, "\n%d of %d captures meet every target.\n", pass, len(sel))
+}
+
+// worstProcs returns the process with the largest |bandwidth error| among
+// those with at least minBios bios in the capture, and the worst among the
+// others; has* false when there is none. Processes that completed nothing
+// in the capture have no error and are skipped.
+func worstProcs(ps []procFig, minBios int) (big, small procFig, hasBig, hasSmall bool) {
+	for _, p := range ps {
+		if p.RealMiB <= 0 {
+			continue
+		}
+		if p.Bios >= minBios {
+			if !hasBig || math.Abs(p.Err) > math.Abs(big.Err) {
+				big, hasBig = p, true
+			}
+		} else if !hasSmall || math.Abs(p.Err) > math.Abs(small.Err) {
+			small, hasSmall = p, true
+		}
+	}
+	return big, small, hasBig, hasSmall
+}
+
+// writeExtra writes the section of the -captures directories' captures.
+func writeExtra(w io.Writer, h header, rs []*result, cross []*crossResult) {
+	fmt.Fprintf(w, "\n## Captures outside the repository\n\n")
+	fmt.Fprintf(w, "Captures of %s, given with `-captures`: recorded on this machine with ../shared/rig, they are not in the\n", codeList(h.Extra))
+	fmt.Fprintf(w, "repository nor in ../shared (too large). bench/fidelity/record-fs.sh records them again (as root; job files in\n")
+	fmt.Fprintf(w, "bench/fidelity/jobs/): variations of ../shared/captures/recorded-fs that issue 11 asks for (other fsync rates,\n")
+	fmt.Fprintf(w, "writeback pressure, more processes, nested cgroups). Rerun: `go run ./bench/fidelity -captures DIR`. They are\n")
+	fmt.Fprintf(w, "replayed exactly as the shared captures above, and are not in cfq-whatif.md.\n\n")
+
+	fmt.Fprintf(w, "| capture | directory | recorded under | cgroups (BFQ weight) | 1-min load before tracing | trace complete |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---:|---|\n")
+	for _, r := range rs {
+		m := &r.C.Man
+		var cgs []string
+		for _, c := range m.Cgroups {
+			if c.Path == "/" || c.Path == "" {
+				continue
+			}
+			wt := "-"
+			if c.Weight != nil {
+				wt = fmt.Sprint(*c.Weight)
+			}
+			cgs = append(cgs, fmt.Sprintf("%s (%s)", c.Path, wt))
+		}
+		load, timedOut := m.loadBefore()
+		if load == "" {
+			load = "not recorded"
+		} else if timedOut {
+			load += " (the -W wait timed out)"
+		}
+		complete := "not recorded"
+		if m.TraceComplete != nil {
+			complete = fmt.Sprint(*m.TraceComplete)
+			if !*m.TraceComplete && len(m.Completeness.Problems) > 0 {
+				complete += ": " + cell(strings.Join(m.Completeness.Problems, "; "))
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.C.Name, cell(r.C.Dir), m.Scheduler, cell(strings.Join(cgs, ", ")), load, complete)
+	}
+
+	fmt.Fprintf(w, "\n### Setup\n\n")
+	writeSetupTable(w, rs)
+	fmt.Fprintf(w, "\nCapture paths: `DIR/NAME/NAME`.\n\n")
+	fmt.Fprintf(w, "### Headline figures\n\n")
+	writeHeadlineTable(w, rs)
+	fmt.Fprintf(w, "\n### Per-cgroup bandwidth\n\n")
+	writeCgroupTable(w, rs)
+	fmt.Fprintf(w, "\n### Per-process bandwidth\n\n")
+	writeProcTable(w, rs)
+	writeIssue11(w, "###", rs)
+	writeCross(w, "###", cross, groupExtra)
+	writeNotes(w, "###", rs)
+}
+
+// codeList renders directories as `a`, `b`.
+func codeList(dirs []string) string {
+	var q []string
+	for _, d := range dirs {
+		q = append(q, "`"+d+"`")
+	}
+	return strings.Join(q, ", ")
+}
+
+// target11CrossRatio is issue 11's cross-scheduler bound on a process's
+// throughput: within this factor of the real BFQ run's.
+const target11CrossRatio = 1.5
+
+// writeCross writes issue 11's cross-scheduler table of the pairs of one
+// group: each mq-deadline capture replayed through the BFQ model with the
+// BFQ capture's weights and tunables, against that BFQ capture.
+func writeCross(w io.Writer, level string, crs []*crossResult, group string) {
+	var sel []*crossResult
+	for _, cr := range crs {
+		if cr.P.MQ.Group == group {
+			sel = append(sel, cr)
+		}
+	}
+	if len(sel) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s Issue 11, cross-scheduler: mq-deadline captures through the BFQ model\n\n", level)
+	fmt.Fprintf(w, "Each mq-deadline capture replayed closed-loop through BFQ 6.18 with the weights (matched by cgroup path) and the tunables of\n")
+	fmt.Fprintf(w, "the BFQ capture of the same job, with timed work (busy processes cycle until the capture's span has passed, as\n")
+	fmt.Fprintf(w, "`tracesched replay` does in a what-if), on the device model calibrated from the mq-deadline capture; compared with what\n")
+	fmt.Fprintf(w, "the real BFQ did in the BFQ capture. The two captures are separate runs on a shared machine: their absolute MiB/s differ\n")
+	fmt.Fprintf(w, "with the host's load, so the shares are the firmer comparison. Targets: shares within %.0f points; a process's throughput\n", target11Share)
+	fmt.Fprintf(w, "within a factor of %.1f of the BFQ capture's (issue 11 asks it of the fsync-bound writers; every process with at least %d bios\n", target11CrossRatio, target11MinBios)
+	fmt.Fprintf(w, "on both sides is shown, matched by cgroup path, command and PID order). As in the tables above, a cgroup's MiB/s and share are\n")
+	fmt.Fprintf(w, "over each side's contention window, a process's MiB/s over its own first Q to last C.\n\n")
+	fmt.Fprintf(w, "| mq-deadline capture → BFQ capture | cgroup | weight | share: mq-deadline capture / BFQ model / BFQ capture | share error, pp | MiB/s: BFQ model / BFQ capture |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|\n")
+	for _, cr := range sel {
+		pair := fmt.Sprintf("%s → %s", cr.P.MQ.Name, cr.P.BFQ.Name)
+		if cr.Err != nil {
+			fmt.Fprintf(w, "| %s | failed: %s | | | | |\n", pair, cell(cr.Err.Error()))
+			continue
+		}
+		real := map[string]cgFig{}
+		for _, c := range cr.Real.Cgroups {
+			real[c.Path] = c
+		}
+		for _, c := range cr.Pred.Cgroups {
+			rc, ok := real[c.Path]
+			if !ok {
+				fmt.Fprintf(w, "| %s | %s | %s | %.1f%% / %.1f%% / - | - | %.1f / - |\n", pair, cell(c.Path), weightText(c.Weight),
+					100*c.RealShare, 100*c.PredShare, c.PredMiB)
+				continue
+			}
+			e := 100 * (c.PredShare - rc.RealShare)
+			fmt.Fprintf(w, "| %s | %s | %s | %.1f%% / %.1f%% / %.1f%% | %+.1f %s | %.1f / %.1f |\n", pair, cell(c.Path), weightText(c.Weight),
+				100*c.RealShare, 100*c.PredShare, 100*rc.RealShare, e, mark(math.Abs(e) <= target11Share), c.PredMiB, rc.RealMiB)
+		}
+	}
+	fmt.Fprintf(w, "\n| mq-deadline capture → BFQ capture | process (cgroup) | MiB/s: mq-deadline capture / BFQ model / BFQ capture | BFQ model / BFQ capture |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|\n")
+	for _, cr := range sel {
+		if cr.Err != nil {
+			continue
+		}
+		pair := fmt.Sprintf("%s → %s", cr.P.MQ.Name, cr.P.BFQ.Name)
+		real := rankProcs(cr.Real.Procs, cr.Real.Cgroups)
+		for _, m := range rankProcs(cr.Pred.Procs, cr.Pred.Cgroups) {
+			rp, ok := findRanked(real, m.key)
+			if !ok || m.p.Bios < target11MinBios || rp.p.Bios < target11MinBios || rp.p.RealMiB <= 0 {
+				continue
+			}
+			ratio := m.p.PredMiB / rp.p.RealMiB
+			ok = ratio <= target11CrossRatio && ratio >= 1/target11CrossRatio
+			fmt.Fprintf(w, "| %s | %s (%s) | %.2f / %.2f / %.2f | %.2f %s |\n", pair, cell(m.key.comm), cell(m.key.path),
+				m.p.RealMiB, m.p.PredMiB, rp.p.RealMiB, ratio, mark(ok))
+		}
+	}
+}
+
+// procKey identifies a process across two captures of one job: its
+// cgroup's path, its command and its rank by PID among the processes of
+// that cgroup and command (fio forks its jobs in the job file's order).
+type procKey struct {
+	path, comm string
+	rank       int
+}
+
+type rankedProc struct {
+	key procKey
+	p   procFig
+}
+
+// rankProcs keys the processes of a figures' table (sorted by PID).
+func rankProcs(ps []procFig, cgs []cgFig) []rankedProc {
+	paths := map[uint64]string{}
+	for _, c := range cgs {
+		paths[c.ID] = c.Path
+	}
+	seen := map[[2]string]int{}
+	var out []rankedProc
+	for _, p := range ps {
+		path, ok := paths[p.Cgroup]
+		if !ok {
+			path = fmt.Sprintf("cgroup %d", p.Cgroup)
+		}
+		comm := p.Comm
+		if strings.HasPrefix(comm, "jbd2/") {
+			comm = "jbd2" // jbd2/loop0-8 or jbd2/loop1-8: the loop device the rig got
+		}
+		k := [2]string{path, comm}
+		out = append(out, rankedProc{procKey{path, comm, seen[k]}, p})
+		seen[k]++
+	}
+	return out
+}
+
+func findRanked(rs []rankedProc, k procKey) (rankedProc, bool) {
+	for _, r := range rs {
+		if r.key == k {
+			return r, true
+		}
+	}
+	return rankedProc{}, false
 }

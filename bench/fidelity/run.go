@@ -88,6 +88,22 @@ func throughput(s *diff.Side) (mibps, inflight float64) {
 	return bytes / (1 << 20) / span, busy / 1e9 / span
 }
 
+// flushes counts a side's requests that carry REQ_PREFLUSH (the empty
+// flushes of fsync and the flush machinery included) and those that carry
+// REQ_FUA.
+func flushes(s *diff.Side) (flush, fua int) {
+	for i := range s.NumRequests() {
+		c := s.RequestAt(i).Cat
+		if c&trace.CatFlush != 0 {
+			flush++
+		}
+		if c&trace.CatFUA != 0 {
+			fua++
+		}
+	}
+	return flush, fua
+}
+
 // cgFig is one cgroup's bandwidth on both sides.
 type cgFig struct {
 	ID                   uint64
@@ -105,6 +121,7 @@ type procFig struct {
 	PID              uint32
 	Comm             string
 	Cgroup           uint64
+	Bios             int // bios in the capture
 	RealMiB, PredMiB float64
 	Err              float64 // fraction; 0 when the real side moved nothing
 }
@@ -164,6 +181,9 @@ type figures struct {
 	QMergeP       int
 	ThinkAgree    float64
 	ThinkCompared int
+	FlushR        int     // requests with REQ_PREFLUSH (empty flushes included), capture
+	FlushP        int     // the same, prediction
+	FUAR, FUAP    int     // requests with REQ_FUA, capture and prediction
 	D2C, Q2C      float64 // demerit, fraction of the real mean
 	RealMiB       float64
 	PredMiB       float64
@@ -215,6 +235,9 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		Queue:        replay.Queue{Rotational: s.Rotational},
 		Mode:         replay.Closed,
 	}
+	if s.Timed {
+		cfg.Work = replay.WorkTimed
+	}
 	pmeta := trace.Meta{Source: "replay", Kernel: s.Kernel, Devices: []trace.Dev{l.w.Dev}, Cgroups: l.paths,
 		Extra: map[string]string{"scheduler": s.Model, "mode": replay.Closed.String()}}
 	for _, k := range slices.Sorted(maps.Keys(s.Set)) {
@@ -243,6 +266,8 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		CaptureDepth: l.w.Depth, MaxInDriver: res.MaxInDriver, Wall: wall,
 	}
 	f.PredMiB, f.PredInflight = throughput(pred)
+	f.FlushR, f.FUAR = flushes(l.real)
+	f.FlushP, f.FUAP = flushes(pred)
 	f.Flags = s.flags()
 	if s.Rotational != (l.w.Dev.Major() != 259) {
 		f.Flags += fmt.Sprintf(" --set rotational=%d", b2i(s.Rotational))
@@ -258,7 +283,7 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		predProcs[p.PID] = p
 	}
 	for _, p := range l.w.Processes {
-		pf := procFig{PID: p.PID, Comm: p.Comm, Cgroup: p.Cgroup, RealMiB: p.MiBps()}
+		pf := procFig{PID: p.PID, Comm: p.Comm, Cgroup: p.Cgroup, Bios: p.Bios, RealMiB: p.MiBps()}
 		if q, ok := predProcs[p.PID]; ok {
 			pf.PredMiB = q.MiBps()
 		}
@@ -521,4 +546,41 @@ func measure(c *capture, seed uint64, withCFQ bool, log io.Writer) *result {
 			c.Name, r.CFQ.Wall.Seconds(), r.CFQ.PredMiB, r.CFQ.RealMiB)
 	}
 	return r
+}
+
+// crossResult is issue 11's cross-scheduler check of one pair: the
+// mq-deadline capture replayed through BFQ (Pred), against the BFQ
+// capture's own figures (whose real side is what BFQ did).
+type crossResult struct {
+	P    crossPair
+	Pred *figures // the mq-deadline capture through the BFQ model
+	Real *figures // the BFQ capture's own replay (its Real* fields)
+	Err  error
+}
+
+// measureCross runs the cross-scheduler replay of a pair; bfqOwn is the BFQ
+// capture's result from measure.
+func measureCross(p crossPair, bfqOwn *result, seed uint64, log io.Writer) *crossResult {
+	cr := &crossResult{P: p}
+	if bfqOwn == nil || bfqOwn.Own == nil {
+		cr.Err = fmt.Errorf("%s failed", p.BFQ.Name)
+		return cr
+	}
+	cr.Real = bfqOwn.Own
+	s, err := crossSpec(p)
+	if err != nil {
+		cr.Err = err
+		return cr
+	}
+	l, err := load(p.MQ, seed)
+	if err != nil {
+		cr.Err = err
+		return cr
+	}
+	if cr.Pred, err = run(l, s, seed); err != nil {
+		cr.Err = err
+		return cr
+	}
+	fmt.Fprintf(log, "fidelity: %s through bfq (weights of %s): %.1f MiB/s (BFQ capture %.1f)\n", p.MQ.Name, p.BFQ.Name, cr.Pred.PredMiB, cr.Real.RealMiB)
+	return cr
 }
