@@ -36,7 +36,7 @@ func CalibrateSeq(reqs iter.Seq[*trace.Request], opts CalibrateOptions) (*Model,
 	}
 	win := func(n int) *capture {
 		b := bounds[n]
-		return prepare(windowSeq(reqs, b[0], b[1]))
+		return prepare(windowSeq(reqs, b[0], b[1], n+n/8))
 	}
 	var all *capture
 	full := func() *capture { // not reached: both steps have their window
@@ -59,9 +59,11 @@ func collect(reqs iter.Seq[*trace.Request]) []trace.Request {
 
 // windowSeq returns the requests of reqs, in order, issued within [from,
 // to] (or completed within it, for those without a D): what window
-// returns for a window of samples from from to to.
-func windowSeq(reqs iter.Seq[*trace.Request], from, to trace.Time) []trace.Request {
-	var out []trace.Request
+// returns for a window of samples from from to to. size is the room to
+// start with (the window's samples, and a little for the requests in it
+// that are not samples).
+func windowSeq(reqs iter.Seq[*trace.Request], from, to trace.Time, size int) []trace.Request {
+	out := make([]trace.Request, 0, size)
 	for r := range reqs {
 		t := r.Issue
 		if !t.Valid() {

@@ -55,7 +55,7 @@ func TestSummarizeMatchesPrepare(t *testing.T) {
 			if bounds[n] != want {
 				t.Errorf("%s: window of %d from %v, prepare's %v", name, n, bounds[n], want)
 			}
-			if got, want := windowSeq(Pointers(reqs), want[0], want[1]), window(reqs, c, n); !slices.Equal(got, want) {
+			if got, want := windowSeq(Pointers(reqs), want[0], want[1], 0), window(reqs, c, n); !slices.Equal(got, want) {
 				t.Errorf("%s: window of %d: %d requests, window's %d", name, n, len(got), len(want))
 			}
 		}
