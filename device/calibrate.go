@@ -254,6 +254,20 @@ var ErrTooFew = errors.New("too few issued and completed requests to calibrate")
 //     in-sample demerit stays within max(2x, +MaxBatchingCost) of the
 //     same model without it (Fit.BatchingRejected otherwise).
 func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	c := prepare(reqs)
+	real := d2cs(c)
+	sum := summary{n: len(c.samples), skipped: c.skipped, meanD2C: mean(real), seek: seekCorrelation(c.samples)}
+	win := func(n int) *capture { return prepare(window(reqs, c, n)) }
+	return calibrate(sum, win, func() *capture { return c }, opts)
+}
+
+// withDefaults returns opts with its zero fields set to their defaults,
+// or an error for an invalid Kind.
+func (opts CalibrateOptions) withDefaults() (CalibrateOptions, error) {
 	if opts.Quantiles < 16 {
 		opts.Quantiles = 1024
 	}
@@ -264,7 +278,7 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 		opts.MinRequests = 40
 	}
 	if opts.Kind > KindRotational {
-		return nil, nil, fmt.Errorf("invalid device model kind %d", opts.Kind)
+		return opts, fmt.Errorf("invalid device model kind %d", opts.Kind)
 	}
 	if opts.CVSamples == 0 {
 		opts.CVSamples = 1 << 18
@@ -272,25 +286,42 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	if opts.FitSamples == 0 {
 		opts.FitSamples = 1 << 19
 	}
-	c := prepare(reqs)
-	if len(c.samples) < opts.MinRequests {
-		return nil, nil, fmt.Errorf("%w: %d, want %d", ErrTooFew, len(c.samples), opts.MinRequests)
+	return opts, nil
+}
+
+// summary is what Calibrate reads of the whole capture (every other
+// figure comes from a window of it, or from all of it when it is small):
+// the number of samples and of skipped requests, the mean D2C (ns) and the
+// seek correlation.
+type summary struct {
+	n, skipped int
+	meanD2C    float64
+	seek       float64
+}
+
+// calibrate is Calibrate's steps over a capture known by its summary, the
+// middle window of n samples (win: prepared from the requests issued
+// within it) and all of it (full, asked for only when a step is not
+// bounded to a window). opts has its defaults.
+func calibrate(sum summary, win func(n int) *capture, full func() *capture, opts CalibrateOptions) (*Model, *Fit, error) {
+	if sum.n < opts.MinRequests {
+		return nil, nil, fmt.Errorf("%w: %d, want %d", ErrTooFew, sum.n, opts.MinRequests)
 	}
-	fit := &Fit{N: len(c.samples), Skipped: c.skipped, Forced: opts.Kind != KindAuto}
-	real := make([]float64, len(c.samples))
-	for i, s := range c.samples {
-		real[i] = s.d2c
-	}
-	fit.MeanD2C = time.Duration(math.Round(mean(real)))
-	fit.SeekCorrelation = seekCorrelation(c.samples)
+	fit := &Fit{N: sum.n, Skipped: sum.skipped, Forced: opts.Kind != KindAuto}
+	fit.MeanD2C = time.Duration(math.Round(sum.meanD2C))
+	fit.SeekCorrelation = sum.seek
 
 	// Step 2: the split.
-	cv, cvReal := c, real
-	if opts.CVSamples > 0 && len(c.samples) > opts.CVSamples {
-		if w := prepare(window(reqs, c, opts.CVSamples)); len(w.samples) >= opts.MinRequests {
-			cv, cvReal = w, d2cs(w)
+	var cv *capture
+	if opts.CVSamples > 0 && sum.n > opts.CVSamples {
+		if w := win(opts.CVSamples); len(w.samples) >= opts.MinRequests {
+			cv = w
 		}
 	}
+	if cv == nil {
+		cv = full()
+	}
+	cvReal := d2cs(cv)
 	split := cv.samples[0].issue + (cv.samples[len(cv.samples)-1].issue-cv.samples[0].issue)/2
 	nTrain := sort.Search(len(cv.samples), func(i int) bool { return cv.samples[i].issue >= split })
 	if nTrain < opts.MinRequests/2 || len(cv.samples)-nTrain < opts.MinRequests/2 {
@@ -326,12 +357,17 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	fit.Kind, fit.CV = best.Kind, best
 
 	// Step 3, on all samples or on the window of FitSamples.
-	if opts.FitSamples > 0 && len(c.samples) > opts.FitSamples {
-		if w := prepare(window(reqs, c, opts.FitSamples)); len(w.samples) >= opts.MinRequests {
-			c, real = w, d2cs(w)
+	var c *capture
+	if opts.FitSamples > 0 && sum.n > opts.FitSamples {
+		if w := win(opts.FitSamples); len(w.samples) >= opts.MinRequests {
+			c = w
 			fit.Fitted = len(c.samples)
 		}
 	}
+	if c == nil {
+		c = full()
+	}
+	real := d2cs(c)
 	m := fitKind(best.Kind, c.samples, opts)
 	if err := m.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("internal error: calibrated model invalid: %v", err)
@@ -487,6 +523,12 @@ func seekCorrelation(ss []sample) float64 {
 		}
 		j++
 	}
+	return seekCorrelationOf(d, s)
+}
+
+// seekCorrelationOf is Spearman's rank correlation of seek distances d and
+// service times s (pairs), NaN for fewer than 3.
+func seekCorrelationOf(d, s []float64) float64 {
 	if len(d) < 3 {
 		return math.NaN()
 	}

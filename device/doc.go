@@ -49,6 +49,13 @@
 // drawn from a math/rand/v2 PCG. Synthesize makes a capture of a known
 // model, for devices the recorded captures lack.
 //
+// CalibrateSeq (and CoverageOfSeq) take the requests as a sequence read
+// again for each pass, for a caller that keeps them compactly (a diff
+// side's table): on a capture larger than the fit's windows it holds a
+// compact summary of every request (about 70 bytes each) and the windows'
+// requests, not a slice of all of them and its preparation, and fits the
+// same model as Calibrate.
+//
 // # JSON form
 //
 // Model.Save writes, and Load reads, this document (version 2; Load also

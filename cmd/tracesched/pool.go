@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/tracesched/tracesched/device"
@@ -39,11 +40,11 @@ func pooledRequests(ctx context.Context, ios *IOStreams, inputs []string) ([]tra
 
 // coverageWarnings compares a replay's predicted requests with what the
 // device model's calibration saw, and states each extrapolation on stderr.
-func coverageWarnings(ios *IOStreams, m *device.Model, pred []trace.Request) []string {
+func coverageWarnings(ios *IOStreams, m *device.Model, pred iter.Seq[*trace.Request]) []string {
 	if m == nil || m.Coverage == nil {
 		return nil
 	}
-	w := m.Coverage.Outside(device.CoverageOf(pred))
+	w := m.Coverage.Outside(device.CoverageOfSeq(pred))
 	for _, s := range w {
 		fmt.Fprintf(ios.ErrOut, "tracesched: device model extrapolates: %s\n", s)
 	}
