@@ -33,6 +33,9 @@ type CalibrateOptions struct {
 	// NoBatching fits a non-rotational model without completion batching
 	// even when the capture's completions come in bunches.
 	NoBatching bool
+	// NoAhead fits a non-rotational model without the bytes-ahead term
+	// (OpTiming.Ahead).
+	NoAhead bool
 	// NotRotational says the capture's device is known not to be
 	// rotational (a rig's manifest with rotational=0): Calibrate then
 	// considers the non-rotational kind only, unless Kind forces one.
@@ -101,6 +104,9 @@ type Fit struct {
 	// BatchingRejected: completion batching was fitted but cost the D2C
 	// distribution more than MaxBatchingCost, so the model has none.
 	BatchingRejected bool `json:"batching_rejected"`
+	// AheadRejected: the bytes-ahead term was fitted but the model without
+	// it had the lower in-sample demerit, so the model has none.
+	AheadRejected bool `json:"ahead_rejected,omitempty"`
 
 	Model *Model `json:"model"`
 }
@@ -194,8 +200,11 @@ func (f *Fit) String() string {
 			for o := range numOps {
 				if t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]; t != nil {
 					exp := ""
+					if t.Ahead > 0 {
+						exp = fmt.Sprintf(" + %.4g ns/byte on the device ahead", t.Ahead)
+					}
 					if t.SatExp > 0 {
-						exp = fmt.Sprintf(", in-flight factor to the power %.2f", t.SatExp)
+						exp += fmt.Sprintf(", in-flight factor to the power %.2f", t.SatExp)
 					}
 					fmt.Fprintf(&b, "  %-5s base %v + %.4g ns/byte%s (n=%d), residual p1 %.3f p50 %.3f p99 %.3f\n",
 						Op(o), t.Base, t.PerByte, exp, t.N, t.Residual.At(0.01), t.Residual.At(0.5), t.Residual.At(0.99))
@@ -253,6 +262,11 @@ var ErrTooFew = errors.New("too few issued and completed requests to calibrate")
 //  4. Completion batching, when fitted, is kept only if the model's
 //     in-sample demerit stays within max(2x, +MaxBatchingCost) of the
 //     same model without it (Fit.BatchingRejected otherwise).
+//  5. The bytes-ahead term (OpTiming.Ahead), when fitted, is kept only if
+//     the model's in-sample demerit is below that of the same model
+//     without it (Fit.AheadRejected otherwise): the count of requests on
+//     the device (the saturation factors) is the measure of load unless
+//     their bytes do better.
 func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -394,6 +408,22 @@ func calibrate(sum summary, win func(n int) *capture, full func() *capture, opts
 			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(cvReal[nTrain:], cvPred[nTrain:])
 		}
 	}
+	// Step 5: the bytes-ahead term must earn its place too.
+	if m.Kind == KindNonRotational && m.NonRotational.hasAhead() {
+		plainOpts := opts
+		plainOpts.NoAhead = true
+		plainOpts.NoBatching = opts.NoBatching || fit.BatchingRejected
+		plain := fitKind(best.Kind, c.samples, plainOpts)
+		plainPred := c.predict(plain, opts.Seed)
+		_, plainDem, plainFrac := score(real, plainPred)
+		if plainFrac <= fit.DemeritFraction {
+			m, pred, fit.Demerit, fit.DemeritFraction = plain, plainPred, plainDem, plainFrac
+			fit.AheadRejected = true
+			cvm := fitKind(best.Kind, cv.samples[:nTrain], plainOpts)
+			cvPred := cv.predict(cvm, opts.Seed)
+			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(cvReal[nTrain:], cvPred[nTrain:])
+		}
+	}
 	fit.ModelMeanD2C = time.Duration(math.Round(mean(pred)))
 	realDone := make([]float64, len(c.samples))
 	modelDone := make([]float64, len(c.samples))
@@ -462,13 +492,22 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 			}
 		}
 		m.NonRotational = fitNonRotational(use, opts.Quantiles)
-		m.NonRotational.Batching = b
 		if b != nil {
 			// The bunches carry the load: an opener's latency does not
 			// depend on the requests on the device (the openers seldom see
 			// many, so a fit of that dependence would extrapolate).
-			flatten(m.NonRotational, use, opts.Quantiles)
+			flatten(m.NonRotational, use, opts.Quantiles, false)
 		}
+		if !opts.NoAhead {
+			// The other measure of the load: the bytes on the device
+			// ahead of a request instead of their count (step 5 keeps
+			// the better of the two).
+			n := fitNonRotational(use, opts.Quantiles)
+			if flatten(n, use, opts.Quantiles, true); n.hasAhead() {
+				m.NonRotational = n
+			}
+		}
+		m.NonRotational.Batching = b
 		if k := lowDepth(ss); k >= minSaturatedBelow {
 			m.NonRotational.SaturatedBelow = k
 			var sum float64
