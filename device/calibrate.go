@@ -33,9 +33,15 @@ type CalibrateOptions struct {
 	// NoBatching fits a non-rotational model without completion batching
 	// even when the capture's completions come in bunches.
 	NoBatching bool
-	// NoAhead fits a non-rotational model without the bytes-ahead term
-	// (OpTiming.Ahead).
+	// NoAhead keeps the bytes-ahead term (OpTiming.Ahead) out of a
+	// non-rotational model: step 5 does not consider it.
 	NoAhead bool
+	// Flat fits a non-rotational model whose latency does not depend on
+	// the load: no saturation and no bytes-ahead term (the residual
+	// tables carry the capture's spread).
+	Flat bool
+
+	ahead bool // fit the bytes-ahead term where the samples allow (step 5)
 	// NotRotational says the capture's device is known not to be
 	// rotational (a rig's manifest with rotational=0): Calibrate then
 	// considers the non-rotational kind only, unless Kind forces one.
@@ -104,9 +110,11 @@ type Fit struct {
 	// BatchingRejected: completion batching was fitted but cost the D2C
 	// distribution more than MaxBatchingCost, so the model has none.
 	BatchingRejected bool `json:"batching_rejected"`
-	// AheadRejected: the bytes-ahead term was fitted but the model without
-	// it had the lower in-sample demerit, so the model has none.
-	AheadRejected bool `json:"ahead_rejected,omitempty"`
+	// Load is the measure of the load on the device the non-rotational
+	// model times requests by (step 5): "requests" (the count on the
+	// device: saturation factors), "bytes ahead" (OpTiming.Ahead) or
+	// "none" (latency independent of the load).
+	Load string `json:"load,omitempty"`
 
 	Model *Model `json:"model"`
 }
@@ -172,6 +180,9 @@ func (f *Fit) String() string {
 		fmt.Fprintf(&b, "  not considered: %s\n", f.RuledOut)
 	}
 	fmt.Fprintf(&b, "seek/service rank correlation %.3f\n", f.SeekCorrelation)
+	if f.Load != "" {
+		fmt.Fprintf(&b, "load measured by: %s\n", f.Load)
+	}
 	if f.BatchingRejected {
 		fmt.Fprintf(&b, "completion batching fitted but rejected: it cost the D2C distribution more than %.0f%% of the mean\n", 100*MaxBatchingCost)
 	}
@@ -262,11 +273,19 @@ var ErrTooFew = errors.New("too few issued and completed requests to calibrate")
 //  4. Completion batching, when fitted, is kept only if the model's
 //     in-sample demerit stays within max(2x, +MaxBatchingCost) of the
 //     same model without it (Fit.BatchingRejected otherwise).
-//  5. The bytes-ahead term (OpTiming.Ahead), when fitted, is kept only if
-//     the model's in-sample demerit is below that of the same model
-//     without it (Fit.AheadRejected otherwise): the count of requests on
-//     the device (the saturation factors) is the measure of load unless
-//     their bytes do better.
+//  5. The measure of the load (Fit.Load): steps 2-4 fit the count of
+//     requests on the device (the saturation factors); the model with
+//     the bytes ahead of each request instead (OpTiming.Ahead, where the
+//     capture shows them varying; not with opts.NoAhead), then the one
+//     with no load dependence at all (opts.Flat; only when fewer than
+//     maxLoaded of the samples saw another request on the device),
+//     replace it when both their in-sample and their cross-validated
+//     demerits are lower. The count is the wrong measure where requests
+//     of very different sizes share the device (a 4 KiB write behind a
+//     1.25 MiB read waits for the read), and a scheduler that serves one
+//     queue at a time leaves too few loaded requests to fit any
+//     dependence a replay could extrapolate (in recorded-fs/
+//     fs-bfq-fsync-vs-seqread 14 writes of 6425 had a read ahead).
 func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -408,21 +427,46 @@ func calibrate(sum summary, win func(n int) *capture, full func() *capture, opts
 			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(cvReal[nTrain:], cvPred[nTrain:])
 		}
 	}
-	// Step 5: the bytes-ahead term must earn its place too.
-	if m.Kind == KindNonRotational && m.NonRotational.hasAhead() {
-		plainOpts := opts
-		plainOpts.NoAhead = true
-		plainOpts.NoBatching = opts.NoBatching || fit.BatchingRejected
-		plain := fitKind(best.Kind, c.samples, plainOpts)
-		plainPred := c.predict(plain, opts.Seed)
-		_, plainDem, plainFrac := score(real, plainPred)
-		if plainFrac <= fit.DemeritFraction {
-			m, pred, fit.Demerit, fit.DemeritFraction = plain, plainPred, plainDem, plainFrac
-			fit.AheadRejected = true
-			cvm := fitKind(best.Kind, cv.samples[:nTrain], plainOpts)
-			cvPred := cv.predict(cvm, opts.Seed)
-			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(cvReal[nTrain:], cvPred[nTrain:])
+	// Step 5: another measure of the load must earn its place: the bytes
+	// ahead instead of the count, then no load dependence at all (flat),
+	// each replacing the model where both its in-sample and its
+	// cross-validated demerits are lower.
+	if m.Kind == KindNonRotational {
+		base := opts
+		base.NoBatching = opts.NoBatching || fit.BatchingRejected
+		var alts []CalibrateOptions
+		if !opts.NoAhead {
+			o := base
+			o.ahead = true
+			alts = append(alts, o)
 		}
+		if m.NonRotational.loaded() && unloaded(c.samples) {
+			o := base
+			o.Flat = true
+			alts = append(alts, o)
+		}
+		for _, o := range alts {
+			alt := fitKind(best.Kind, c.samples, o)
+			if o.ahead && !alt.NonRotational.hasAhead() {
+				continue // the capture does not show the bytes ahead varying
+			}
+			altPred := c.predict(alt, opts.Seed)
+			_, altDem, altFrac := score(real, altPred)
+			if altFrac >= fit.DemeritFraction {
+				continue
+			}
+			cvm := fitKind(best.Kind, cv.samples[:nTrain], o)
+			cvPred := cv.predict(cvm, opts.Seed)
+			cvMean, cvDem, cvFrac := score(cvReal[nTrain:], cvPred[nTrain:])
+			if cvFrac >= fit.CV.DemeritFraction {
+				continue
+			}
+			m, pred, fit.Demerit, fit.DemeritFraction = alt, altPred, altDem, altFrac
+			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = cvMean, cvDem, cvFrac
+		}
+	}
+	if m.Kind == KindNonRotational {
+		fit.Load = m.NonRotational.loadMeasure()
 	}
 	fit.ModelMeanD2C = time.Duration(math.Round(mean(pred)))
 	realDone := make([]float64, len(c.samples))
@@ -434,6 +478,26 @@ func calibrate(sum summary, win func(n int) *capture, full func() *capture, opts
 	fit.CompletionGaps = GapProfile{UnderNs: gapThresholds[:], Real: gapFractions(realDone), Model: gapFractions(modelDone)}
 	fit.Model = m
 	return m, fit, nil
+}
+
+// maxLoaded is the largest fraction of samples issued with another
+// request on the device for which Calibrate's step 5 considers a model
+// without load dependence: below it the capture shows almost no load
+// (recorded-fs/fs-bfq-fsync-vs-seqread: 69 of 10780, BFQ serving one
+// queue at a time), and any dependence fitted on those few is an
+// extrapolation a replay that loads the device more would follow.
+const maxLoaded = 0.05
+
+// unloaded reports whether fewer than maxLoaded of ss saw another request
+// on the device at their issue.
+func unloaded(ss []sample) bool {
+	n := 0
+	for _, s := range ss {
+		if s.k >= 2 {
+			n++
+		}
+	}
+	return float64(n) < maxLoaded*float64(len(ss))
 }
 
 // d2cs returns the real D2C of c's samples, ns.
@@ -498,7 +562,9 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 			// many, so a fit of that dependence would extrapolate).
 			flatten(m.NonRotational, use, opts.Quantiles, false)
 		}
-		if !opts.NoAhead {
+		if opts.Flat {
+			flatten(m.NonRotational, use, opts.Quantiles, false)
+		} else if opts.ahead {
 			// The other measure of the load: the bytes on the device
 			// ahead of a request instead of their count (step 5 keeps
 			// the better of the two).
@@ -508,7 +574,10 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 			}
 		}
 		m.NonRotational.Batching = b
-		if k := lowDepth(ss); k >= minSaturatedBelow {
+		// SaturatedBelow is the count measure's: the bytes ahead hold the
+		// throughput at a lower depth by themselves (fewer bytes ahead,
+		// less wait), and a flat model has no load to hold it by.
+		if k := lowDepth(ss); k >= minSaturatedBelow && !opts.Flat && !m.NonRotational.hasAhead() {
 			m.NonRotational.SaturatedBelow = k
 			var sum float64
 			for _, s := range ss {

@@ -191,3 +191,62 @@ func TestFitClassAhead(t *testing.T) {
 		t.Errorf("no bytes ahead anywhere: ahead %v, want 0", ahead)
 	}
 }
+
+// TestCalibrateBytesAhead calibrates a device made by hand that serves
+// data in turn, as a loop device's worker does: a 1 MiB or 512 KiB read
+// takes 60 us + 1 ns per byte, and a 4 KiB write takes 50 us + 1 ns per
+// byte of the read ahead of it (none, 512 KiB or 1 MiB, in turn). Counting
+// requests, a write behind either read sees k = 2 and takes 0.57 or 1.1
+// ms; only the bytes ahead tell them apart, so the model keeps them
+// (Fit.Load) with the write's 1 ns per byte.
+func TestCalibrateBytesAhead(t *testing.T) {
+	var reqs []trace.Request
+	id := uint64(0)
+	add := func(sector uint64, bytes uint32, cat trace.Category, d, c trace.Time) {
+		id++
+		reqs = append(reqs, trace.Request{ID: id, PID: 1, Sector: sector, Bytes: bytes, Cat: cat, Queue: d, Insert: d, Issue: d, Complete: c})
+	}
+	const period = 5 * trace.Time(time.Millisecond)
+	for i := range 600 {
+		t0 := trace.Time(i) * period
+		ahead := uint32([]int{0, 512 << 10, 1 << 20}[i%3])
+		if ahead > 0 {
+			add(uint64(i)*4096, ahead, trace.CatRead, t0, t0+60e3+trace.Time(ahead))
+		}
+		add(uint64(i)*4096+3000, 4096, trace.CatWrite, t0+1000, t0+1000+50e3+trace.Time(ahead))
+	}
+	m, fit, err := Calibrate(reqs, CalibrateOptions{Kind: KindNonRotational, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", fit)
+	if fit.Load != "bytes ahead" {
+		t.Errorf("load measured by %q, want bytes ahead", fit.Load)
+	}
+	w := m.NonRotational.Write
+	if w == nil || math.Abs(w.Ahead-1) > 0.05 {
+		t.Fatalf("write class %+v: want 1 ns per byte ahead", w)
+	}
+	if b := float64(w.Base) + 4096*w.PerByte; math.Abs(b-50e3) > 2e3 {
+		t.Errorf("write alone %v ns, want 50000", b)
+	}
+}
+
+// TestUnloaded: step 5 considers a flat model only where fewer than 1 in
+// 20 samples saw another request on the device.
+func TestUnloaded(t *testing.T) {
+	ss := make([]sample, 100)
+	for i := range ss {
+		ss[i].k = 1
+	}
+	for i := range 4 {
+		ss[i].k = 2
+	}
+	if !unloaded(ss) {
+		t.Errorf("4 of 100 loaded: want unloaded")
+	}
+	ss[4].k = 3
+	if unloaded(ss) {
+		t.Errorf("5 of 100 loaded: want loaded")
+	}
+}

@@ -196,6 +196,22 @@ func (n *NonRotational) hasAhead() bool {
 	return false
 }
 
+// loaded reports whether n's latencies depend on the load at all.
+func (n *NonRotational) loaded() bool {
+	return n.hasAhead() || n.Slope > 0 || len(n.Factors) > 0 || n.SaturatedBelow > 1
+}
+
+// loadMeasure names what n's latencies grow with (Fit.Load).
+func (n *NonRotational) loadMeasure() string {
+	switch {
+	case n.hasAhead():
+		return "bytes ahead"
+	case n.loaded():
+		return "requests"
+	}
+	return "none"
+}
+
 // saturation returns the latency factor with k requests on the device.
 func (n *NonRotational) saturation(k int) float64 {
 	return n.saturationAvg(k, float64(k), float64(k))
