@@ -15,18 +15,20 @@ import (
 // or C the capture lacks, against counts worked out by hand (times in us):
 //
 //	X  no D (in flight at the start), C 50,  8 KiB: on the device 0-50
-//	A  D 0,   C 100,  4 KiB                        (D2C 100, the largest)
+//	   (its C within the largest D2C, 100, of the start)
+//	A  D 0,   C 100,  4 KiB
 //	B  D 10,  C 60,   4 KiB
-//	N  D 200, no C,  64 KiB: on the device 200-300 (D + the largest D2C)
-//	S1 D 250, C 260,  4 KiB
-//	S2 D 350, C 360,  4 KiB
+//	N  D 200, no C,  64 KiB: on the device 200-210 (D + the median D2C:
+//	   of 100, 50, 10 and 10, the lower middle one, 10)
+//	S1 D 205, C 215,  4 KiB
+//	S2 D 250, C 260,  4 KiB
 //	F  no D, C 500,   0 B: the zero-byte completion that ends a flush
 //	   sequence, 500 us after the start: never on the device
 //
 // A sees X and itself (k 2, 8 KiB ahead); B sees X, A and itself (k 3,
 // 12 KiB ahead); S1 sees N (k 2, 64 KiB ahead); S2 sees nothing (k 1).
 // Before the bounds F was on the device from 0 to 500 and N forever:
-// k 3, 4, 4 and 3, and S2 saw N's 64 KiB ahead.
+// k 3, 4, 4 and 4, and S2 saw N's 64 KiB ahead.
 func TestInFlightBounds(t *testing.T) {
 	us := func(v float64) trace.Time { return trace.Time(v * 1e3) }
 	rq := func(id uint64, sector uint64, bytes uint32, d, c trace.Time) trace.Request {
@@ -44,13 +46,13 @@ func TestInFlightBounds(t *testing.T) {
 		rq(2, 2000, 4096, us(0), us(100)),         // A
 		rq(3, 3000, 4096, us(10), us(60)),         // B
 		rq(4, 4000, 65536, us(200), trace.NoTime), // N
-		rq(5, 5000, 4096, us(250), us(260)),       // S1
-		rq(6, 6000, 4096, us(350), us(360)),       // S2
+		rq(5, 5000, 4096, us(205), us(215)),       // S1
+		rq(6, 6000, 4096, us(250), us(260)),       // S2
 		rq(7, 7000, 0, trace.NoTime, us(500)),     // F
 	}
 	reqs[6].Cat = trace.CatWrite | trace.CatSync
-	if got := maxD2C(reqs); got != us(100) {
-		t.Fatalf("maxD2C %v, want 100 us", got)
+	if longest, typical := d2cBounds(reqs); longest != us(100) || typical != us(10) {
+		t.Fatalf("d2cBounds %v, %v: want 100 and 10 us", longest, typical)
 	}
 	c := prepare(reqs)
 	want := []struct {
