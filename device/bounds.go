@@ -92,6 +92,7 @@ func (m *Model) checkBounds() error {
 			}
 			if err := first(dur(fmt.Sprintf("nonrotational %s base_ns", o), t.Base, false),
 				term(fmt.Sprintf("nonrotational %s per_byte_ns", o), t.PerByte, boundBytes, "bytes"),
+				term(fmt.Sprintf("nonrotational %s ahead_per_byte_ns", o), t.Ahead, boundBytes, "bytes"),
 				factors(fmt.Sprintf("nonrotational %s residual", o), t.Residual)); err != nil {
 				return err
 			}
@@ -158,6 +159,7 @@ func (m *Model) clampToBounds() {
 			}
 			dur(&t.Base, false)
 			term(&t.PerByte, boundBytes)
+			term(&t.Ahead, boundBytes)
 			table(t.Residual, maxFactor)
 			for _, q := range t.ByInflight {
 				table(q, maxFactor)

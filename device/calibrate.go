@@ -33,6 +33,15 @@ type CalibrateOptions struct {
 	// NoBatching fits a non-rotational model without completion batching
 	// even when the capture's completions come in bunches.
 	NoBatching bool
+	// NoAhead keeps the bytes-ahead term (OpTiming.Ahead) out of a
+	// non-rotational model: step 5 does not consider it.
+	NoAhead bool
+	// Flat fits a non-rotational model whose latency does not depend on
+	// the load: no saturation and no bytes-ahead term (the residual
+	// tables carry the capture's spread).
+	Flat bool
+
+	ahead bool // fit the bytes-ahead term where the samples allow (step 5)
 	// NotRotational says the capture's device is known not to be
 	// rotational (a rig's manifest with rotational=0): Calibrate then
 	// considers the non-rotational kind only, unless Kind forces one.
@@ -101,6 +110,11 @@ type Fit struct {
 	// BatchingRejected: completion batching was fitted but cost the D2C
 	// distribution more than MaxBatchingCost, so the model has none.
 	BatchingRejected bool `json:"batching_rejected"`
+	// Load is the measure of the load on the device the non-rotational
+	// model times requests by (step 5): "requests" (the count on the
+	// device: saturation factors), "bytes ahead" (OpTiming.Ahead) or
+	// "none" (latency independent of the load).
+	Load string `json:"load,omitempty"`
 
 	Model *Model `json:"model"`
 }
@@ -166,6 +180,9 @@ func (f *Fit) String() string {
 		fmt.Fprintf(&b, "  not considered: %s\n", f.RuledOut)
 	}
 	fmt.Fprintf(&b, "seek/service rank correlation %.3f\n", f.SeekCorrelation)
+	if f.Load != "" {
+		fmt.Fprintf(&b, "load measured by: %s\n", f.Load)
+	}
 	if f.BatchingRejected {
 		fmt.Fprintf(&b, "completion batching fitted but rejected: it cost the D2C distribution more than %.0f%% of the mean\n", 100*MaxBatchingCost)
 	}
@@ -194,8 +211,11 @@ func (f *Fit) String() string {
 			for o := range numOps {
 				if t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]; t != nil {
 					exp := ""
+					if t.Ahead > 0 {
+						exp = fmt.Sprintf(" + %.4g ns/byte on the device ahead", t.Ahead)
+					}
 					if t.SatExp > 0 {
-						exp = fmt.Sprintf(", in-flight factor to the power %.2f", t.SatExp)
+						exp += fmt.Sprintf(", in-flight factor to the power %.2f", t.SatExp)
 					}
 					fmt.Fprintf(&b, "  %-5s base %v + %.4g ns/byte%s (n=%d), residual p1 %.3f p50 %.3f p99 %.3f\n",
 						Op(o), t.Base, t.PerByte, exp, t.N, t.Residual.At(0.01), t.Residual.At(0.5), t.Residual.At(0.99))
@@ -253,7 +273,34 @@ var ErrTooFew = errors.New("too few issued and completed requests to calibrate")
 //  4. Completion batching, when fitted, is kept only if the model's
 //     in-sample demerit stays within max(2x, +MaxBatchingCost) of the
 //     same model without it (Fit.BatchingRejected otherwise).
+//  5. The measure of the load (Fit.Load): steps 2-4 fit the count of
+//     requests on the device (the saturation factors); the model with
+//     the bytes ahead of each request instead (OpTiming.Ahead, where the
+//     capture shows them varying; not with opts.NoAhead), then the one
+//     with no load dependence at all (opts.Flat; only when fewer than
+//     maxLoaded of the samples saw another request on the device),
+//     replace it when both their in-sample and their cross-validated
+//     demerits are lower. The count is the wrong measure where requests
+//     of very different sizes share the device (a 4 KiB write behind a
+//     1.25 MiB read waits for the read), and a scheduler that serves one
+//     queue at a time leaves too few loaded requests to fit any
+//     dependence a replay could extrapolate (in recorded-fs/
+//     fs-bfq-fsync-vs-seqread 14 writes of 6425 had a read ahead).
 func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	c := prepare(reqs)
+	real := d2cs(c)
+	sum := summary{n: len(c.samples), skipped: c.skipped, meanD2C: mean(real), seek: seekCorrelation(c.samples)}
+	win := func(n int) *capture { return prepare(window(reqs, c, n)) }
+	return calibrate(sum, win, func() *capture { return c }, opts)
+}
+
+// withDefaults returns opts with its zero fields set to their defaults,
+// or an error for an invalid Kind.
+func (opts CalibrateOptions) withDefaults() (CalibrateOptions, error) {
 	if opts.Quantiles < 16 {
 		opts.Quantiles = 1024
 	}
@@ -264,7 +311,7 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 		opts.MinRequests = 40
 	}
 	if opts.Kind > KindRotational {
-		return nil, nil, fmt.Errorf("invalid device model kind %d", opts.Kind)
+		return opts, fmt.Errorf("invalid device model kind %d", opts.Kind)
 	}
 	if opts.CVSamples == 0 {
 		opts.CVSamples = 1 << 18
@@ -272,25 +319,42 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	if opts.FitSamples == 0 {
 		opts.FitSamples = 1 << 19
 	}
-	c := prepare(reqs)
-	if len(c.samples) < opts.MinRequests {
-		return nil, nil, fmt.Errorf("%w: %d, want %d", ErrTooFew, len(c.samples), opts.MinRequests)
+	return opts, nil
+}
+
+// summary is what Calibrate reads of the whole capture (every other
+// figure comes from a window of it, or from all of it when it is small):
+// the number of samples and of skipped requests, the mean D2C (ns) and the
+// seek correlation.
+type summary struct {
+	n, skipped int
+	meanD2C    float64
+	seek       float64
+}
+
+// calibrate is Calibrate's steps over a capture known by its summary, the
+// middle window of n samples (win: prepared from the requests issued
+// within it) and all of it (full, asked for only when a step is not
+// bounded to a window). opts has its defaults.
+func calibrate(sum summary, win func(n int) *capture, full func() *capture, opts CalibrateOptions) (*Model, *Fit, error) {
+	if sum.n < opts.MinRequests {
+		return nil, nil, fmt.Errorf("%w: %d, want %d", ErrTooFew, sum.n, opts.MinRequests)
 	}
-	fit := &Fit{N: len(c.samples), Skipped: c.skipped, Forced: opts.Kind != KindAuto}
-	real := make([]float64, len(c.samples))
-	for i, s := range c.samples {
-		real[i] = s.d2c
-	}
-	fit.MeanD2C = time.Duration(math.Round(mean(real)))
-	fit.SeekCorrelation = seekCorrelation(c.samples)
+	fit := &Fit{N: sum.n, Skipped: sum.skipped, Forced: opts.Kind != KindAuto}
+	fit.MeanD2C = time.Duration(math.Round(sum.meanD2C))
+	fit.SeekCorrelation = sum.seek
 
 	// Step 2: the split.
-	cv, cvReal := c, real
-	if opts.CVSamples > 0 && len(c.samples) > opts.CVSamples {
-		if w := prepare(window(reqs, c, opts.CVSamples)); len(w.samples) >= opts.MinRequests {
-			cv, cvReal = w, d2cs(w)
+	var cv *capture
+	if opts.CVSamples > 0 && sum.n > opts.CVSamples {
+		if w := win(opts.CVSamples); len(w.samples) >= opts.MinRequests {
+			cv = w
 		}
 	}
+	if cv == nil {
+		cv = full()
+	}
+	cvReal := d2cs(cv)
 	split := cv.samples[0].issue + (cv.samples[len(cv.samples)-1].issue-cv.samples[0].issue)/2
 	nTrain := sort.Search(len(cv.samples), func(i int) bool { return cv.samples[i].issue >= split })
 	if nTrain < opts.MinRequests/2 || len(cv.samples)-nTrain < opts.MinRequests/2 {
@@ -326,12 +390,17 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	fit.Kind, fit.CV = best.Kind, best
 
 	// Step 3, on all samples or on the window of FitSamples.
-	if opts.FitSamples > 0 && len(c.samples) > opts.FitSamples {
-		if w := prepare(window(reqs, c, opts.FitSamples)); len(w.samples) >= opts.MinRequests {
-			c, real = w, d2cs(w)
+	var c *capture
+	if opts.FitSamples > 0 && sum.n > opts.FitSamples {
+		if w := win(opts.FitSamples); len(w.samples) >= opts.MinRequests {
+			c = w
 			fit.Fitted = len(c.samples)
 		}
 	}
+	if c == nil {
+		c = full()
+	}
+	real := d2cs(c)
 	m := fitKind(best.Kind, c.samples, opts)
 	if err := m.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("internal error: calibrated model invalid: %v", err)
@@ -358,6 +427,47 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = score(cvReal[nTrain:], cvPred[nTrain:])
 		}
 	}
+	// Step 5: another measure of the load must earn its place: the bytes
+	// ahead instead of the count, then no load dependence at all (flat),
+	// each replacing the model where both its in-sample and its
+	// cross-validated demerits are lower.
+	if m.Kind == KindNonRotational {
+		base := opts
+		base.NoBatching = opts.NoBatching || fit.BatchingRejected
+		var alts []CalibrateOptions
+		if !opts.NoAhead {
+			o := base
+			o.ahead = true
+			alts = append(alts, o)
+		}
+		if m.NonRotational.loaded() && unloaded(c.samples) {
+			o := base
+			o.Flat = true
+			alts = append(alts, o)
+		}
+		for _, o := range alts {
+			alt := fitKind(best.Kind, c.samples, o)
+			if o.ahead && !alt.NonRotational.hasAhead() {
+				continue // the capture does not show the bytes ahead varying
+			}
+			altPred := c.predict(alt, opts.Seed)
+			_, altDem, altFrac := score(real, altPred)
+			if altFrac >= fit.DemeritFraction {
+				continue
+			}
+			cvm := fitKind(best.Kind, cv.samples[:nTrain], o)
+			cvPred := cv.predict(cvm, opts.Seed)
+			cvMean, cvDem, cvFrac := score(cvReal[nTrain:], cvPred[nTrain:])
+			if cvFrac >= fit.CV.DemeritFraction {
+				continue
+			}
+			m, pred, fit.Demerit, fit.DemeritFraction = alt, altPred, altDem, altFrac
+			fit.CV.MeanD2C, fit.CV.Demerit, fit.CV.DemeritFraction = cvMean, cvDem, cvFrac
+		}
+	}
+	if m.Kind == KindNonRotational {
+		fit.Load = m.NonRotational.loadMeasure()
+	}
 	fit.ModelMeanD2C = time.Duration(math.Round(mean(pred)))
 	realDone := make([]float64, len(c.samples))
 	modelDone := make([]float64, len(c.samples))
@@ -368,6 +478,26 @@ func Calibrate(reqs []trace.Request, opts CalibrateOptions) (*Model, *Fit, error
 	fit.CompletionGaps = GapProfile{UnderNs: gapThresholds[:], Real: gapFractions(realDone), Model: gapFractions(modelDone)}
 	fit.Model = m
 	return m, fit, nil
+}
+
+// maxLoaded is the largest fraction of samples issued with another
+// request on the device for which Calibrate's step 5 considers a model
+// without load dependence: below it the capture shows almost no load
+// (recorded-fs/fs-bfq-fsync-vs-seqread: 69 of 10780, BFQ serving one
+// queue at a time), and any dependence fitted on those few is an
+// extrapolation a replay that loads the device more would follow.
+const maxLoaded = 0.05
+
+// unloaded reports whether fewer than maxLoaded of ss saw another request
+// on the device at their issue.
+func unloaded(ss []sample) bool {
+	n := 0
+	for _, s := range ss {
+		if s.k >= 2 {
+			n++
+		}
+	}
+	return float64(n) < maxLoaded*float64(len(ss))
 }
 
 // d2cs returns the real D2C of c's samples, ns.
@@ -426,14 +556,28 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 			}
 		}
 		m.NonRotational = fitNonRotational(use, opts.Quantiles)
-		m.NonRotational.Batching = b
 		if b != nil {
 			// The bunches carry the load: an opener's latency does not
 			// depend on the requests on the device (the openers seldom see
 			// many, so a fit of that dependence would extrapolate).
-			flatten(m.NonRotational, use, opts.Quantiles)
+			flatten(m.NonRotational, use, opts.Quantiles, false)
 		}
-		if k := lowDepth(ss); k >= minSaturatedBelow {
+		if opts.Flat {
+			flatten(m.NonRotational, use, opts.Quantiles, false)
+		} else if opts.ahead {
+			// The other measure of the load: the bytes on the device
+			// ahead of a request instead of their count (step 5 keeps
+			// the better of the two).
+			n := fitNonRotational(use, opts.Quantiles)
+			if flatten(n, use, opts.Quantiles, true); n.hasAhead() {
+				m.NonRotational = n
+			}
+		}
+		m.NonRotational.Batching = b
+		// SaturatedBelow is the count measure's: the bytes ahead hold the
+		// throughput at a lower depth by themselves (fewer bytes ahead,
+		// less wait), and a flat model has no load to hold it by.
+		if k := lowDepth(ss); k >= minSaturatedBelow && !opts.Flat && !m.NonRotational.hasAhead() {
 			m.NonRotational.SaturatedBelow = k
 			var sum float64
 			for _, s := range ss {
@@ -487,6 +631,12 @@ func seekCorrelation(ss []sample) float64 {
 		}
 		j++
 	}
+	return seekCorrelationOf(d, s)
+}
+
+// seekCorrelationOf is Spearman's rank correlation of seek distances d and
+// service times s (pairs), NaN for fewer than 3.
+func seekCorrelationOf(d, s []float64) float64 {
 	if len(d) < 3 {
 		return math.NaN()
 	}

@@ -52,46 +52,7 @@ const minCovered = 20
 // does not depend on their order) less the completions at or before t (a
 // completion at t is counted first). The issue and completion times are
 // sorted apart, as plain integers, and merged.
-func CoverageOf(reqs []trace.Request) *Coverage {
-	c := &Coverage{Depths: make([]int, depthBuckets)}
-	var ops [numOps]OpCoverage
-	issues := make([]trace.Time, 0, len(reqs))
-	dones := make([]trace.Time, 0, len(reqs))
-	for i := range reqs {
-		r := &reqs[i]
-		if r.Flags&trace.FlagMergedAway != 0 || !r.Issue.Valid() || !r.Complete.Valid() || r.Complete < r.Issue {
-			continue
-		}
-		issues = append(issues, r.Issue)
-		dones = append(dones, r.Complete)
-		o := OpOf(r.Cat, r.Bytes)
-		oc := &ops[o]
-		if oc.Requests == 0 || r.Bytes < oc.MinBytes {
-			oc.MinBytes = r.Bytes
-		}
-		oc.MaxBytes = max(oc.MaxBytes, r.Bytes)
-		oc.Requests++
-	}
-	sortTimes(issues)
-	sortTimes(dones)
-	j := 0
-	for n, t := range issues {
-		for j < len(dones) && dones[j] <= t {
-			j++
-		}
-		k := n + 1 - j
-		c.Requests++
-		c.Depths[min(InflightBucket(k), depthBuckets-1)]++
-		c.MaxDepth = max(c.MaxDepth, k)
-	}
-	for o := range numOps {
-		if ops[o].Requests > 0 {
-			ops[o].Op = Op(o).String()
-			c.Ops = append(c.Ops, ops[o])
-		}
-	}
-	return c
-}
+func CoverageOf(reqs []trace.Request) *Coverage { return CoverageOfSeq(Pointers(reqs)) }
 
 // sortTimes sorts ts in place; a slice already in order (requests kept in
 // issue order) costs one pass.

@@ -49,10 +49,18 @@
 // drawn from a math/rand/v2 PCG. Synthesize makes a capture of a known
 // model, for devices the recorded captures lack.
 //
+// CalibrateSeq (and CoverageOfSeq) take the requests as a sequence read
+// again for each pass, for a caller that keeps them compactly (a diff
+// side's table): on a capture larger than the fit's windows it holds a
+// compact summary of every request (about 70 bytes each) and the windows'
+// requests, not a slice of all of them and its preparation, and fits the
+// same model as Calibrate.
+//
 // # JSON form
 //
-// Model.Save writes, and Load reads, this document (version 2; Load also
-// reads version 1, the same without "batching", as a model without it). Durations
+// Model.Save writes, and Load reads, this document (version 3; Load also
+// reads version 2, the same without "ahead_per_byte_ns", and version 1,
+// without "batching" either, as a model without them). Durations
 // are integer nanoseconds (suffix _ns), per-byte and per-sector costs are
 // nanoseconds as floats, distances are 512-byte sectors. A quantile table
 // is {"p": [...], "x": [...]}: value x[i] at probability p[i], p rising from
@@ -60,7 +68,7 @@
 // nondecreasing, interpolated linearly in between; up to 1025 entries.
 //
 //	{
-//	  "version": 2,
+//	  "version": 3,
 //	  "kind": "nonrotational" | "rotational",
 //	  "nonrotational": {
 //	    "parallelism": 8,            requests the device serves at once
@@ -69,6 +77,7 @@
 //	    "saturated_below": 26, "saturation_window_ns": 6355291,  throughput held below 26 (optional)
 //	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
 //	              "saturation_exponent": 0.2,  the class's own power of the factor (optional; 0 or absent: 1)
+//	              "ahead_per_byte_ns": 0.55,   wait per byte on the device ahead (optional; then no saturation)
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none
 //	    "batching": {"join_lead_ns": 86000, "join_window_ns": 400000, "drain_ns": 780,

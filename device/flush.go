@@ -22,9 +22,10 @@ func isFlush(cat trace.Category, bytes uint32) bool {
 // the requests in flight: the loop device's flush is an fsync of the
 // backing file, whose cost is the dirty data behind it, not the queue
 // depth, and 50 writes in flight would otherwise stretch a 4 ms flush
-// tenfold. Without an "other" class (a capture with no flushes) it is the
-// write class's base.
-func (n *NonRotational) flushLatency(u float64) float64 {
+// tenfold. The dirty data shows instead in the bytes on the device ahead
+// of the flush (ahead, with the class's OpTiming.Ahead). Without an
+// "other" class (a capture with no flushes) it is the write class's base.
+func (n *NonRotational) flushLatency(ahead, u float64) float64 {
 	ot := n.Other
 	if ot == nil {
 		ot = n.op(OpWrite)
@@ -33,5 +34,5 @@ func (n *NonRotational) flushLatency(u float64) float64 {
 	if r := ot.Residual; r.Len() > 0 {
 		l *= r.At(u)
 	}
-	return l
+	return l + ot.wait(ahead)
 }

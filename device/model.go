@@ -13,8 +13,9 @@ import (
 )
 
 // Version is the version of the JSON form Save writes. Load also reads
-// version 1 (before completion batching): such a model has no batching.
-const Version = 2
+// version 1 (before completion batching: such a model has no batching)
+// and version 2 (before the bytes-ahead term, OpTiming.Ahead: 0).
+const Version = 3
 
 // Kind is the kind of timing model.
 type Kind uint8
@@ -185,6 +186,32 @@ func (n *NonRotational) setOp(o Op, t *OpTiming) {
 	}
 }
 
+// hasAhead reports whether a class has a bytes-ahead term.
+func (n *NonRotational) hasAhead() bool {
+	for _, t := range [...]*OpTiming{n.Read, n.Write, n.Other} {
+		if t != nil && t.Ahead > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// loaded reports whether n's latencies depend on the load at all.
+func (n *NonRotational) loaded() bool {
+	return n.hasAhead() || n.Slope > 0 || len(n.Factors) > 0 || n.SaturatedBelow > 1
+}
+
+// loadMeasure names what n's latencies grow with (Fit.Load).
+func (n *NonRotational) loadMeasure() string {
+	switch {
+	case n.hasAhead():
+		return "bytes ahead"
+	case n.loaded():
+		return "requests"
+	}
+	return "none"
+}
+
 // saturation returns the latency factor with k requests on the device.
 func (n *NonRotational) saturation(k int) float64 {
 	return n.saturationAvg(k, float64(k), float64(k))
@@ -233,7 +260,19 @@ type OpTiming struct {
 	// among 4 KiB reads: 2.3 times from 1-2 to 25 or more requests on the
 	// device, where the reads grow 10 times, rig/wi-mix3-bfq-a) gets its
 	// own exponent (fitSatExp). 0: 1, the factor as it is. Version 2 on.
-	SatExp   float64   `json:"saturation_exponent,omitempty"`
+	SatExp float64 `json:"saturation_exponent,omitempty"`
+	// Ahead is the latency added per byte of the other requests on the
+	// device at the issue (ns per byte ahead): a device that serves its
+	// requests' data in turn, as a loop device's worker does, makes a
+	// request wait for the bytes before it, whatever their number (a
+	// 4 KiB write or a flush behind a 1.25 MiB read waits for the read;
+	// 1.27 ns/B for flushes in recorded-fs/fs-mqdl-fsync-vs-seqread). The
+	// wait is added to the request's own latency after the residual draw
+	// (the residual is the spread of its own service, fitted on the D2C
+	// less the wait), and is at most MaxServiceTime. A model with it
+	// measures the load by these bytes alone: no saturation (Parallelism
+	// the most requests seen, Slope 0, no Factors). 0: none. Version 3 on.
+	Ahead    float64   `json:"ahead_per_byte_ns,omitempty"`
 	N        int       `json:"n"`        // requests it was fitted on
 	Residual Quantiles `json:"residual"` // multiplier of Base+PerByte*bytes (times the in-flight factor); empty means 1
 	// ByInflight holds, for requests issued with k on the device, the
@@ -269,9 +308,20 @@ func (t *OpTiming) sat(f float64) float64 {
 	return math.Pow(f, t.SatExp)
 }
 
-// mean returns the unsaturated latency of a request of size bytes, ns.
+// mean returns the unsaturated latency of a request of size bytes with
+// nothing else on the device, ns.
 func (t *OpTiming) mean(bytes uint32) float64 {
 	return float64(t.Base) + t.PerByte*float64(bytes)
+}
+
+// wait returns the time a request of the class waits for ahead bytes of
+// other requests on the device, ns (the Ahead term, at most
+// MaxServiceTime).
+func (t *OpTiming) wait(ahead float64) float64 {
+	if t.Ahead <= 0 || ahead <= 0 {
+		return 0
+	}
+	return min(t.Ahead*ahead, float64(MaxServiceTime))
 }
 
 // Rotational holds the parameters of a rotational model.
@@ -320,8 +370,8 @@ func distance(head, sector uint64) uint64 {
 // Validate reports the first inconsistency of m, or its first value
 // outside the physical bounds (MaxServiceTime and bounds.go), or nil.
 func (m *Model) Validate() error {
-	if m.Version != Version && m.Version != 1 {
-		return fmt.Errorf("unsupported device model version %d (want 1 or %d)", m.Version, Version)
+	if m.Version < 1 || m.Version > Version {
+		return fmt.Errorf("unsupported device model version %d (want 1 to %d)", m.Version, Version)
 	}
 	switch m.Kind {
 	case KindNonRotational:
@@ -364,6 +414,12 @@ func (m *Model) Validate() error {
 			}
 			if t.Base < 0 || t.PerByte < 0 || math.IsNaN(t.PerByte) || math.IsInf(t.PerByte, 0) {
 				return fmt.Errorf("nonrotational %s: negative or non-finite cost (base_ns %d, per_byte_ns %v)", o, t.Base, t.PerByte)
+			}
+			if t.Ahead < 0 || math.IsNaN(t.Ahead) || math.IsInf(t.Ahead, 0) {
+				return fmt.Errorf("nonrotational %s: ahead_per_byte_ns %v not a finite value >= 0", o, t.Ahead)
+			}
+			if t.Ahead > 0 && m.Version < 3 {
+				return fmt.Errorf("nonrotational %s: ahead_per_byte_ns in a version %d model", o, m.Version)
 			}
 			if t.SatExp < 0 || t.SatExp > maxSatExp || math.IsNaN(t.SatExp) {
 				return fmt.Errorf("nonrotational %s: saturation_exponent %v not in [0, %g]", o, t.SatExp, float64(maxSatExp))

@@ -51,7 +51,10 @@ func TestSaveLoad(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"version":  `{"version": 3, "kind": "rotational", "rotational": {}}`,
+		"version":  `{"version": 4, "kind": "rotational", "rotational": {}}`,
+		"v2ahead":  `{"version": 2, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1}}}`,
+		"ahead":    `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": -1}}}`,
+		"aheadmax": `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1e9}}}`,
 		"v1batch":  `{"version": 1, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5}, "batching": {"join_lead_ns": 1}}}`,
 		"kind":     `{"version": 1, "kind": "tape"}`,
 		"section":  `{"version": 1, "kind": "nonrotational"}`,

@@ -125,7 +125,7 @@ func TestFlushFitWithoutSaturation(t *testing.T) {
 	var sum float64
 	const draws = 1000
 	for i := range draws {
-		sum += n.flushLatency((float64(i) + 0.5) / draws)
+		sum += n.flushLatency(0, (float64(i)+0.5)/draws)
 	}
 	if got := sum / draws; math.Abs(got/300e3-1) > 0.1 {
 		t.Errorf("mean flush latency %.0f us, want 300 us within 10 %%", got/1e3)

@@ -27,6 +27,7 @@ type Timing struct {
 	rng      *rand.Rand
 	inflight map[*replay.Request]struct{}
 	head     uint64             // sector after the last request issued
+	bytes    uint64             // bytes of the requests on the device
 	bunch    [numOps]bunchState // non-rotational with batching: the bunch opened last (per class with PerOp)
 
 	// Non-rotational with SaturatedBelow: the requests on the device
@@ -78,6 +79,8 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 	}
 	t.average(now)
 	t.inflight[rq] = struct{}{}
+	ahead := float64(t.bytes) // the others' bytes (OpTiming.Ahead)
+	t.bytes += uint64(rq.Bytes)
 	u := t.rng.Float64()
 	var done trace.Time
 	switch t.m.Kind {
@@ -94,9 +97,9 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 	default:
 		n := t.m.NonRotational
 		if isFlush(rq.Cat, rq.Bytes) {
-			done = now + trace.Time(nsRound(n.flushLatency(u)))
+			done = now + trace.Time(nsRound(n.flushLatency(ahead, u)))
 		} else {
-			done = now + trace.Time(nsRound(n.latencyAvg(len(t.inflight), t.avgK, t.slowK, rq.Cat, rq.Bytes, u)))
+			done = now + trace.Time(nsRound(n.latencyAvg(len(t.inflight), t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, u)))
 		}
 		if n.Batching != nil && !isFlush(rq.Cat, rq.Bytes) {
 			done = n.Batching.place(&t.bunch, OpOf(rq.Cat, rq.Bytes), now, done)
@@ -114,6 +117,7 @@ func (t *Timing) Done(now trace.Time, rq *replay.Request) {
 	}
 	t.average(now)
 	delete(t.inflight, rq)
+	t.bytes -= uint64(rq.Bytes)
 	for i, q := range t.queue {
 		if q.rq == rq {
 			t.work -= q.svc
@@ -147,20 +151,21 @@ func (t *Timing) average(now trace.Time) {
 }
 
 // latency returns the latency of a request with k requests on the device
-// (itself included), for the draw u in [0, 1), ns.
-func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, u float64) float64 {
-	return n.latencyAvg(k, float64(k), float64(k), cat, bytes, u)
+// (itself included) holding ahead bytes besides its own, for the draw u
+// in [0, 1), ns.
+func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, ahead, u float64) float64 {
+	return n.latencyAvg(k, float64(k), float64(k), cat, bytes, ahead, u)
 }
 
 // latencyAvg is latency with the requests on the device averaged avg and
 // slow (saturationAvg).
-func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, u float64) float64 {
+func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, ahead, u float64) float64 {
 	ot := n.op(OpOf(cat, bytes))
 	l := ot.mean(bytes) * ot.sat(n.saturationAvg(k, avg, slow))
 	if r := ot.residual(k); r.Len() > 0 {
 		l *= r.At(u)
 	}
-	return l
+	return l + ot.wait(ahead)
 }
 
 // service returns the service time of rq with the head at head, for the

@@ -105,7 +105,7 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	win := windowFor(int64(opts.Window), int64(end))
 	nw := int(int64(end)/win) + 1
 	bw := Bandwidth{WindowSeconds: float64(win) / 1e9, Windows: nw, Fairness: 1}
-	cw := contentionOf(real, pred, cgroupKey, opts.Weights, win)
+	cw := contentionOf(real, pred, cgroupKey, false, opts.Weights, win)
 	bw.WindowReal, bw.WindowPred = cw.real.seconds(), cw.pred.seconds()
 	bw.ComparedCgroups = append([]uint64{}, cw.keys...)
 	bw.WindowFallback = cw.fallback
@@ -119,7 +119,35 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	cgs := map[uint64]*acc{}
 	var tot [2]uint64
 	totWin := [2][]uint64{make([]uint64, nw), make([]uint64, nw)}
+	newAcc := func() *acc {
+		return &acc{win: [2][]uint64{make([]uint64, nw), make([]uint64, nw)},
+			first: [2]int64{math.MaxInt64, math.MaxInt64}, last: [2]int64{math.MinInt64, math.MinInt64}}
+	}
+	streamed := real.stream.usable(win) && pred.stream.usable(win)
 	for side, s := range []*Side{real, pred} {
+		if !streamed {
+			break
+		}
+		// The figures accumulated as the bios arrived (stream.go).
+		copy(totWin[side], s.stream.total)
+		for cg, k := range s.stream.cgroups {
+			if k.last == math.MinInt64 { // busy only before time 0
+				continue
+			}
+			a := cgs[cg]
+			if a == nil {
+				a = newAcc()
+				cgs[cg] = a
+			}
+			a.first[side], a.last[side], a.bytes[side] = k.first, k.last, k.bytes
+			copy(a.win[side], k.win)
+			tot[side] += k.bytes
+		}
+	}
+	for side, s := range []*Side{real, pred} {
+		if streamed {
+			break
+		}
 		for i := range s.NumBios() {
 			done := s.bioDone(i)
 			if !done.Valid() || done < 0 {
@@ -128,8 +156,7 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 			cg := s.bioCgroup(i)
 			a := cgs[cg]
 			if a == nil {
-				a = &acc{win: [2][]uint64{make([]uint64, nw), make([]uint64, nw)},
-					first: [2]int64{math.MaxInt64, math.MaxInt64}, last: [2]int64{math.MinInt64, math.MinInt64}}
+				a = newAcc()
 				cgs[cg] = a
 			}
 			if q := s.bioQueue(i); q.Valid() {

@@ -8,8 +8,11 @@
 // column per field in blocks of a few thousand values coded in a few bytes
 // each (internal/column), about 20 and 28 bytes per bio and request on a
 // recorded capture instead of a trace.Bio's 80 and a trace.Request's 136,
-// so a diff of a 100 M-event capture fits in a few GiB. Compare then lines
-// the two Sides up and measures:
+// so a diff of a 100 M-event capture fits in a few GiB. As the bios arrive
+// a Side also accumulates what the bandwidth and process comparisons need
+// of it alone (bytes per window, per cgroup and process bytes, spans and
+// busy sets: stream.go), so those read no table. Compare then lines the
+// two Sides up and measures:
 //
 //   - identity: bios are matched by (PID, Index), their process and position
 //     in that process's stream of bios, so they line up even where the two

@@ -37,7 +37,7 @@ type Process struct {
 
 // compareProcesses builds the Process list (by pid) and the process windows.
 func compareProcesses(real, pred *Side, opts Options) ([]Process, contention) {
-	cw := contentionOf(real, pred, pidKey, nil, int64(opts.Window))
+	cw := contentionOf(real, pred, pidKey, true, nil, int64(opts.Window))
 	type acc struct {
 		bytes       [2]uint64
 		first, last [2]int64
@@ -45,7 +45,29 @@ func compareProcesses(real, pred *Side, opts Options) ([]Process, contention) {
 		cgroup      uint64
 	}
 	procs := map[uint32]*acc{}
+	streamed := !real.stream.off && !pred.stream.off
 	for side, s := range []*Side{real, pred} {
+		if !streamed {
+			break
+		}
+		// The figures accumulated as the bios arrived (stream.go).
+		for pid, p := range s.stream.pids {
+			if !p.seen {
+				continue
+			}
+			a := procs[pid]
+			if a == nil {
+				a = &acc{cgroup: p.cgroup}
+				procs[pid] = a
+			}
+			a.seen[side] = true
+			a.first[side], a.last[side], a.bytes[side] = min(p.firstDone, p.minQ), p.last, p.bytes
+		}
+	}
+	for side, s := range []*Side{real, pred} {
+		if streamed {
+			break
+		}
 		for i := range s.NumBios() {
 			done := s.bioDone(i)
 			if !done.Valid() || done < 0 {

@@ -39,6 +39,8 @@ type Side struct {
 
 	rb *trace.Rebuilder // while loading
 
+	stream streamFigures // figures accumulated as the bios arrive (stream.go)
+
 	bios    bioTable
 	reqs    reqTable
 	cats    intern[trace.Category]
@@ -81,6 +83,9 @@ func (s *Side) finish() {
 	}
 	s.finished = true
 	s.sortTables()
+	if s.Duplicates > 0 { // the accumulation counted the dropped bios
+		s.stream = streamFigures{off: true}
+	}
 	if !slices.IsSortedFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) }) {
 		slices.SortStableFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) })
 	}

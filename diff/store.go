@@ -265,7 +265,10 @@ func (s *Side) BytesHeld() int { return s.bios.bytesHeld() + s.reqs.bytesHeld() 
 
 // addBio and addRequest take a bio and a request as the Rebuilder hands
 // them over.
-func (s *Side) addBio(b *trace.Bio)         { s.bios.add(b, &s.cats, &s.cgroups) }
+func (s *Side) addBio(b *trace.Bio) {
+	s.bios.add(b, &s.cats, &s.cgroups)
+	s.stream.add(b)
+}
 func (s *Side) addRequest(r *trace.Request) { s.reqs.add(r, &s.cats, &s.comms, &s.cgroups) }
 
 // sortTables sorts the bios by (PID, Index), dropping the later of equal

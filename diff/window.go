@@ -46,8 +46,13 @@ type interval struct{ from, to int64 }
 // have moved to be a compared key (when no weights name the cgroups).
 const minComparedFraction = 0.05
 
-// busySets returns each key's merged busy intervals on a side.
-func busySets(s *Side, key bioKeyFunc, bridge int64) map[uint64][]interval {
+// busySets returns each key's merged busy intervals on a side (by pid
+// when pids, else by cgroup: key), from the figures accumulated as the bios
+// arrived when they hold for bridge.
+func busySets(s *Side, key bioKeyFunc, pids bool, bridge int64) map[uint64][]interval {
+	if m, ok := s.stream.busySets(pids, bridge); ok {
+		return m
+	}
 	type qb struct {
 		k     uint64
 		q, d  int64
@@ -251,7 +256,10 @@ func comparedKeys(realBytes, predBytes map[uint64]uint64, want map[uint64]int) [
 	return out
 }
 
-func bytesBy(s *Side, key bioKeyFunc) map[uint64]uint64 {
+func bytesBy(s *Side, key bioKeyFunc, pids bool) map[uint64]uint64 {
+	if m, ok := s.stream.bytesBy(pids); ok {
+		return m
+	}
 	m := map[uint64]uint64{}
 	for i := range s.NumBios() {
 		if d := s.bioDone(i); d.Valid() && d >= 0 {
@@ -274,11 +282,11 @@ type contention struct {
 	fallback   bool // a side's window is its whole active span
 }
 
-func contentionOf(real, pred *Side, key bioKeyFunc, want map[uint64]int, bridge int64) contention {
-	keys := comparedKeys(bytesBy(real, key), bytesBy(pred, key), want)
+func contentionOf(real, pred *Side, key bioKeyFunc, pids bool, want map[uint64]int, bridge int64) contention {
+	keys := comparedKeys(bytesBy(real, key, pids), bytesBy(pred, key, pids), want)
 	c := contention{keys: keys}
 	win := func(s *Side) []interval {
-		w := windowOf(busySets(s, key, bridge), keys)
+		w := windowOf(busySets(s, key, pids, bridge), keys)
 		p := s.prepared()
 		if p.first == trace.NoTime || p.last <= p.first {
 			return w

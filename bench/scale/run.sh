@@ -9,7 +9,7 @@
 #
 # COPIES: the repeat counts for stats and convert (default "1 4 16 32 107":
 # 107 copies of the default capture are 100 M events); RCOPIES those for
-# replay and diff (default "1 4 16 32"). LIMIT_KB (default 8 GiB) kills a
+# replay and diff (default "1 4 16 32 107"). LIMIT_KB (default 8 GiB) kills a
 # run whose RSS passes it (the table says so): the machines are shared.
 # MODELS: the scheduler models timed at MODEL_COPIES (default 16) copies.
 set -euo pipefail
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 export GOWORK=off
 base=${1:-../shared/captures/recorded/g-bfq-large-nomsg/g-bfq-large-nomsg}
 copies=${COPIES:-1 4 16 32 107}
-rcopies=${RCOPIES:-1 4 16 32}
+rcopies=${RCOPIES:-1 4 16 32 107}
 models=${MODELS:-none mq-deadline bfq cfq}
 mcopies=${MODEL_COPIES:-16}
 limit=${LIMIT_KB:-8388608}

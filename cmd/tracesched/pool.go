@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/tracesched/tracesched/device"
@@ -41,7 +42,7 @@ func pooledRequests(ctx context.Context, ios *IOStreams, inputs []string) ([]tra
 // device model's calibration saw, and states each extrapolation on stderr.
 // A model without coverage (one saved before models carried it, from
 // path) cannot be checked: that is said on stderr, and nothing returned.
-func coverageWarnings(ios *IOStreams, m *device.Model, path string, pred []trace.Request) []string {
+func coverageWarnings(ios *IOStreams, m *device.Model, path string, pred iter.Seq[*trace.Request]) []string {
 	if m == nil {
 		return nil
 	}
@@ -49,7 +50,7 @@ func coverageWarnings(ios *IOStreams, m *device.Model, path string, pred []trace
 		fmt.Fprintf(ios.ErrOut, "tracesched: %s does not say what its calibration saw (no coverage): whether the replay extrapolates is not checked\n", path)
 		return nil
 	}
-	w := m.Coverage.Outside(device.CoverageOf(pred))
+	w := m.Coverage.Outside(device.CoverageOfSeq(pred))
 	for _, s := range w {
 		fmt.Fprintf(ios.ErrOut, "tracesched: device model extrapolates: %s\n", s)
 	}

@@ -426,12 +426,12 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	rec, changes := do.RecordedScheduler, do.Changes
 	do = thinkOptions(diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}, pmeta)
 	do.RecordedScheduler, do.Changes = rec, changes
-	// The device model's coverage of the prediction, before the diff: the
-	// copy of the predicted requests it reads is gone by the diff's peak.
+	// The device model's coverage of the prediction, before the diff, read
+	// from the predicted side's table one request at a time.
 	defer phaseGC(arrayPhaseGCPercent, false)()
 	var extrapolates []string
 	if dm != nil {
-		extrapolates = coverageWarnings(ios, dm, opts.devicePath, pipeline.OnDevice(predSide.RequestSlice(), dev))
+		extrapolates = coverageWarnings(ios, dm, opts.devicePath, pipeline.SideRequests(predSide, dev))
 	}
 	result := diff.Compare(realSide, predSide, do)
 	result.DeviceExtrapolation = append([]string{}, extrapolates...)
@@ -529,7 +529,7 @@ func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture, notRo
 	}
 	dev := c.Workload.Dev
 	copts := device.CalibrateOptions{Seed: opts.seed, NotRotational: notRotational}
-	cal, err := pipeline.Calibrate(c.DeviceRequests(), copts, cache)
+	cal, err := pipeline.CalibrateSeq(c.DeviceRequestSeq(), copts, cache)
 	if err != nil {
 		return nil, "", fmt.Errorf("calibrating a device model from %s (device %s): %w; give one with --device", opts.input, dev, err)
 	}
@@ -539,7 +539,7 @@ func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture, notRo
 	fit := cal.Fit
 	opts.fit = fit
 	if cal.Model.Coverage == nil {
-		cal.Model.Coverage = device.CoverageOf(c.DeviceRequests()) // a cache entry without it
+		cal.Model.Coverage = device.CoverageOfSeq(c.DeviceRequestSeq()) // a cache entry without it
 	}
 	// The note goes into the results, which must not depend on the cache:
 	// where the model came from is said on stderr only.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,8 +77,9 @@ func executableHash() (string, error) {
 	return exeHash.sum, exeHash.err
 }
 
-// cacheVersion is the layout of a cache entry and of its key.
-const cacheVersion = 2
+// cacheVersion is the layout of a cache entry and of its key (3: the
+// number of requests after them, so that the key is one pass).
+const cacheVersion = 3
 
 // entry is one cached fit.
 type entry struct {
@@ -87,22 +89,27 @@ type entry struct {
 	Model   *device.Model `json:"-"`
 }
 
-// Key returns the cache key of a calibration of reqs with opts: a hex
+// Key returns the cache key of a calibration of reqs with opts (KeySeq).
+func (c *Cache) Key(reqs []trace.Request, opts device.CalibrateOptions) string {
+	return c.KeySeq(device.Pointers(reqs), opts)
+}
+
+// KeySeq returns the cache key of a calibration of reqs with opts: a hex
 // SHA-256 of the program, the options and, per request, every field
 // device.Calibrate reads (ID, sector, bytes, category, PID, cgroup, the Q,
 // I, D and C times, bios, flags), packed, hashed a block of requests at a
-// time.
-func (c *Cache) Key(reqs []trace.Request, opts device.CalibrateOptions) string {
+// time as they come, then their number.
+func (c *Cache) KeySeq(reqs iter.Seq[*trace.Request], opts device.CalibrateOptions) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "tracesched device cache v%d\nprogram %s\nmodel v%d\n", cacheVersion, c.Program, device.Version)
 	fmt.Fprintf(h, "options %d %d %d %d %d %t %t %d %d\n", opts.Kind, opts.Seed, opts.Quantiles, opts.SeqWindow,
 		opts.MinRequests, opts.NoBatching, opts.NotRotational, opts.CVSamples, opts.FitSamples)
-	fmt.Fprintf(h, "requests %d\n", len(reqs))
 	const perReq = 8*8 + 4*4 + 2
 	buf := make([]byte, 0, 256*perReq)
 	le := binary.LittleEndian
-	for i := range reqs {
-		r := &reqs[i]
+	n := 0
+	for r := range reqs {
+		n++
 		buf = le.AppendUint64(buf, r.ID)
 		buf = le.AppendUint64(buf, r.Sector)
 		buf = le.AppendUint32(buf, r.Bytes)
@@ -121,6 +128,7 @@ func (c *Cache) Key(reqs []trace.Request, opts device.CalibrateOptions) string {
 		}
 	}
 	h.Write(buf)
+	fmt.Fprintf(h, "requests %d\n", n)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/diff"
@@ -90,10 +91,35 @@ func Read(r trace.EventReader, meta func() trace.Meta, tick func()) (*Capture, e
 }
 
 // DeviceRequests returns the real side's requests on the workload's
-// device, what the calibration fits: the side's own slice when every
-// request is on it (a capture of one device), else a filtered copy.
+// device, what the calibration fits, as one slice (about 136 bytes a
+// request: DeviceRequestSeq reads them without it).
 func (c *Capture) DeviceRequests() []trace.Request {
 	return OnDevice(c.Real.RequestSlice(), c.Workload.Dev)
+}
+
+// DeviceRequestSeq yields the real side's requests on the workload's
+// device in ID order, as DeviceRequests holds them, decoded one at a time
+// from the side's table into one reused trace.Request (valid during its
+// yield only).
+func (c *Capture) DeviceRequestSeq() iter.Seq[*trace.Request] {
+	return SideRequests(c.Real, c.Workload.Dev)
+}
+
+// SideRequests yields the requests of side issued to dev in the side's
+// order (ID order once finished), decoded one at a time into one reused
+// trace.Request (valid during its yield only).
+func SideRequests(side *diff.Side, dev trace.Dev) iter.Seq[*trace.Request] {
+	return func(yield func(*trace.Request) bool) {
+		var r trace.Request
+		for i := range side.NumRequests() {
+			if r = side.RequestAt(i); r.Dev != dev {
+				continue
+			}
+			if !yield(&r) {
+				return
+			}
+		}
+	}
 }
 
 // OnDevice returns the requests issued to dev: reqs itself when they all
@@ -127,24 +153,31 @@ type Calibration struct {
 	CacheErr error
 }
 
-// Calibrate fits a device model to reqs as device.Calibrate does, with
-// what the fit saw (Model.Coverage, device.CoverageOf(reqs)), first
-// looking it up in cache (nil: no cache) and storing a new fit there, its
-// coverage included. A cache entry that fails to load is refitted and
-// replaced.
+// Calibrate is CalibrateSeq over a slice.
 func Calibrate(reqs []trace.Request, opts device.CalibrateOptions, cache *Cache) (*Calibration, error) {
+	return CalibrateSeq(device.Pointers(reqs), opts, cache)
+}
+
+// CalibrateSeq fits a device model to reqs as device.CalibrateSeq does
+// (the fit of device.Calibrate, with memory bounded on large captures),
+// with what the fit saw (Model.Coverage, device.CoverageOfSeq(reqs)),
+// first looking it up in cache (nil: no cache) and storing a new fit
+// there, its coverage included. A cache entry that fails to load is
+// refitted and replaced. reqs is ranged over several times (the key, the
+// fit's passes, the coverage).
+func CalibrateSeq(reqs iter.Seq[*trace.Request], opts device.CalibrateOptions, cache *Cache) (*Calibration, error) {
 	var key string
 	if cache != nil {
-		key = cache.Key(reqs, opts)
+		key = cache.KeySeq(reqs, opts)
 		if m, fit, err := cache.Load(key); err == nil {
 			return &Calibration{Model: m, Fit: fit, Cached: true}, nil
 		}
 	}
-	m, fit, err := device.Calibrate(reqs, opts)
+	m, fit, err := device.CalibrateSeq(reqs, opts)
 	if err != nil {
 		return nil, err
 	}
-	m.Coverage = device.CoverageOf(reqs)
+	m.Coverage = device.CoverageOfSeq(reqs)
 	c := &Calibration{Model: m, Fit: fit}
 	if cache != nil {
 		c.CacheErr = cache.Store(key, fit)

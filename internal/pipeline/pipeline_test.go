@@ -207,3 +207,44 @@ func TestReadOnceReplaysAsTwoReads(t *testing.T) {
 		})
 	}
 }
+
+// TestCalibrateSeqFromSide: a calibration read from the real side's table
+// one request at a time (the replay's) fits, caches and covers what one
+// from the side's requests as a slice does, with windows small enough for
+// the compact pass (fx-mqdl-rw-nocg: 1,200 usable requests, as btt
+// counts them) and with the
+// default ones (the slice).
+func TestCalibrateSeqFromSide(t *testing.T) {
+	c := readFixture(t, "fx-mqdl-rw-nocg")
+	reqs := c.DeviceRequests()
+	n := 0
+	for r := range c.DeviceRequestSeq() {
+		if *r != reqs[n] {
+			t.Fatalf("request %d: %+v, the slice's %+v", n, *r, reqs[n])
+		}
+		n++
+	}
+	if n != len(reqs) || n == 0 {
+		t.Fatalf("%d requests in the sequence, %d in the slice", n, len(reqs))
+	}
+	for _, opts := range []device.CalibrateOptions{{Seed: 1, CVSamples: 300, FitSamples: 600}, {Seed: 1}} {
+		want, err := Calibrate(reqs, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache := &Cache{Dir: t.TempDir(), Program: "test"}
+		got, err := CalibrateSeq(c.DeviceRequestSeq(), opts, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (opts.FitSamples > 0) != (got.Fit.Fitted > 0) || got.Fit.N != 1200 {
+			t.Errorf("%+v: n %d, fitted on a window of %d", opts, got.Fit.N, got.Fit.Fitted)
+		}
+		if !bytes.Equal(saved(t, got.Model), saved(t, want.Model)) || got.Fit.N != want.Fit.N || got.Fit.DemeritFraction != want.Fit.DemeritFraction {
+			t.Errorf("%+v: from the sequence %+v, from the slice %+v", opts, got.Fit, want.Fit)
+		}
+		if cache.KeySeq(c.DeviceRequestSeq(), opts) != cache.Key(reqs, opts) {
+			t.Errorf("%+v: the sequence and the slice have other keys", opts)
+		}
+	}
+}
