@@ -25,7 +25,9 @@ import (
 //     absorbed request is emitted at once with FlagMergedAway; its bios move
 //     to the absorbing request.
 //   - D issues the oldest queued request that starts at the D's sector on
-//     that device. C completes the oldest issued request that starts at the
+//     that device; the D of an empty flush (a zero-byte FLUSH, the
+//     kernel's flush_rq) issues every empty preflush queued there, which
+//     blk_kick_flush serves with that one flush. C completes the oldest issued request that starts at the
 //     C's sector (else the oldest issued one covering it); a C for fewer
 //     bytes than remain completes part of the request, advancing its start
 //     (FlagPartial), and a C for more bytes goes on to the next request. A
@@ -740,18 +742,55 @@ func (b *Rebuilder) issue(e *Event) {
 			b.countKernelMade(e)
 		}
 	}
-	r.Issue = e.Time
-	r.start, r.end = e.Sector, e.End()
-	r.Sector, r.Bytes = e.Sector, e.Bytes
-	r.issued = true
-	d = b.dev(r.Dev)
-	d.issued.push(r.start, r)
-	d.inflight.push(r)
+	b.markIssued(r, e)
+	if e.Bytes == 0 && e.Cat&CatFlush != 0 && rbEmptyFlush(r) {
+		// One flush serves every empty preflush pending when it is issued:
+		// blk_kick_flush splices the whole pending list into the running
+		// one behind a single flush_rq (block/blk-flush.c), whose D this
+		// is, and blk_flush_complete_seq ends each of them when it
+		// completes (C FN, then a zero-byte C per request). Issuing only
+		// the oldest would leave the others queued for the next flush's
+		// D, a lag that grows by one request with every shared flush.
+		for {
+			o := rbOldestEmptyFlush(d.qStart.get(e.Sector))
+			if o == nil {
+				break
+			}
+			b.unindex(o)
+			b.markIssued(o, e)
+		}
+	}
 	// Bounded resources: past RebuildMaxInFlight the oldest issued request
 	// is closed as never completed.
 	for d.inflight.live > RebuildMaxInFlight {
 		b.abandon(d.inflight.oldest())
 	}
+}
+
+// markIssued moves r, already out of the queued indexes, to the issued
+// ones as issued by e.
+func (b *Rebuilder) markIssued(r *rbReq, e *Event) {
+	r.Issue = e.Time
+	r.start, r.end = e.Sector, e.End()
+	r.Sector, r.Bytes = e.Sector, e.Bytes
+	r.issued = true
+	d := b.dev(r.Dev)
+	d.issued.push(r.start, r)
+	d.inflight.push(r)
+}
+
+// rbEmptyFlush reports whether a queued request is an empty preflush (a
+// zero-byte flush: fsync's, or a FLUSH the kernel made).
+func rbEmptyFlush(r *rbReq) bool { return r.Cat&CatFlush != 0 && r.start == r.end }
+
+// rbOldestEmptyFlush returns the oldest empty preflush of l, nil if none.
+func rbOldestEmptyFlush(l []*rbReq) *rbReq {
+	for _, r := range l {
+		if rbEmptyFlush(r) {
+			return r
+		}
+	}
+	return nil
 }
 
 // abandon closes an issued request that will not complete (beyond

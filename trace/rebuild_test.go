@@ -327,6 +327,38 @@ func TestRebuilderTable(t *testing.T) {
 			bios: []string{"1/0 8,0 4096+8 req=1 none D=14 C=15"},
 		},
 		{
+			// Two fsyncs' empty preflushes pending together share one
+			// flush_rq (blk_kick_flush splices the pending list behind
+			// it): one D FN, its C FN, then a zero-byte C for each (from
+			// the completing CPU's context, pid 14 here, as in
+			// fs-mqdl-pgbench). A third fsync's flush, queued while that
+			// one was in flight, gets the next flush: it must not be
+			// served by it, nor its D by the second's request.
+			name: "shared empty flushes",
+			script: `
+10 Q 8,0 0+0 pid=1 cat=w|flush
+11 G 8,0 0+0 pid=1 cat=w|flush
+12 Q 8,0 0+0 pid=2 cat=w|flush
+13 G 8,0 0+0 pid=2 cat=w|flush
+14 D 8,0 0+0 pid=0 cat=flush
+15 Q 8,0 0+0 pid=3 cat=w|flush
+16 G 8,0 0+0 pid=3 cat=w|flush
+20 C 8,0 0+0 pid=14 cat=flush
+21 C 8,0 0+0 pid=14 cat=w
+22 C 8,0 0+0 pid=14 cat=w
+23 D 8,0 0+0 pid=0 cat=flush
+30 C 8,0 0+0 pid=14 cat=flush
+31 C 8,0 0+0 pid=14 cat=w`,
+			reqs: []string{
+				"#1 8,0 0+0 pid=1 Q=10 G=11 I=- D=14 C=20 bios=1",
+				"#2 8,0 0+0 pid=2 Q=12 G=13 I=- D=14 C=21 bios=1",
+				"#4 8,0 0+0 pid=0 Q=- G=- I=- D=- C=22 bios=0 [noqueue]",
+				"#3 8,0 0+0 pid=3 Q=15 G=16 I=- D=23 C=30 bios=1",
+				"#5 8,0 0+0 pid=0 Q=- G=- I=- D=- C=31 bios=0 [noqueue]",
+			},
+			bios: []string{"1/0 8,0 0+0 req=1 none D=14 C=20", "2/0 8,0 0+0 req=2 none D=14 C=21", "3/0 8,0 0+0 req=3 none D=23 C=30"},
+		},
+		{
 			name: "incomplete and orphan",
 			script: `
 10 Q 8,0 100+8
