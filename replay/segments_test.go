@@ -1,6 +1,8 @@
 package replay_test
 
 import (
+	"errors"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -148,44 +150,8 @@ func (capturedD2C) Done(trace.Time, *replay.Request) {}
 // the replay allocated 1453 (jbd2's requests of 1032 and 2560 sectors,
 // sync's of 2560).
 func TestUntarRequests(t *testing.T) {
-	dir := shared.Path(t, "captures", "recorded-fs", "fs-mqdl-untar")
-	base := filepath.Join(dir, "fs-mqdl-untar")
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	real := map[uint32]int{}
-	r, err := blktrace.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		e, err := r.ReadEvent()
-		if err != nil {
-			break
-		}
-		if e.Action == trace.ActionGetRQ {
-			real[e.PID]++
-		}
-	}
-	r.Close()
-	pred := map[uint32]int{}
-	_, err = replay.Run(w, replay.Config{NewScheduler: newMQDL, Device: capturedD2C{fallback: 200_000}}, func(e *trace.Event) error {
-		if e.Action == trace.ActionGetRQ {
-			pred[e.PID]++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	real, pred := requestsByPID(t, "fs-mqdl-untar", newMQDL)
 	const kworker, jbd2, sync = 416, 574, 751
-	total := func(m map[uint32]int) (n int) {
-		for _, v := range m {
-			n += v
-		}
-		return n
-	}
 	t.Logf("G real %d (kworker %d, jbd2 %d, sync %d), predicted %d (%d, %d, %d)", total(real), real[kworker], real[jbd2], real[sync],
 		total(pred), pred[kworker], pred[jbd2], pred[sync])
 	if real[jbd2] != 128 || real[sync] != 45 {
@@ -251,47 +217,11 @@ func TestAwakeWithPlug(t *testing.T) {
 // 4 KiB on its plug, TestPlugFlushSize) and jbd2 within one of 128. Before
 // the segment limit, the plug rule and step 3d the replay allocated 1826.
 func TestBFQUntarRequests(t *testing.T) {
-	dir := shared.Path(t, "captures", "recorded-fs", "fs-bfq-untar")
-	base := filepath.Join(dir, "fs-bfq-untar")
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	real := map[uint32]int{}
-	r, err := blktrace.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		e, err := r.ReadEvent()
-		if err != nil {
-			break
-		}
-		if e.Action == trace.ActionGetRQ {
-			real[e.PID]++
-		}
-	}
-	r.Close()
-	pred := map[uint32]int{}
 	newBFQ := func(h replay.Host) (replay.Scheduler, error) {
 		return bfq.New(h, replay.Options{Weights: map[uint64]int{921: 350}, HZ: 250})
 	}
-	_, err = replay.Run(w, replay.Config{NewScheduler: newBFQ, Device: capturedD2C{fallback: 200_000}}, func(e *trace.Event) error {
-		if e.Action == trace.ActionGetRQ {
-			pred[e.PID]++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	real, pred := requestsByPID(t, "fs-bfq-untar", newBFQ)
 	const jbd2, sync = 32361, 413
-	total := func(m map[uint32]int) (n int) {
-		for _, v := range m {
-			n += v
-		}
-		return n
-	}
 	t.Logf("G real %d (jbd2 %d, sync %d), predicted %d (%d, %d)", total(real), real[jbd2], real[sync], total(pred), pred[jbd2], pred[sync])
 	if real[jbd2] != 128 || real[sync] != 45 {
 		t.Fatalf("capture: jbd2 %d and sync %d requests, want 128 and 45", real[jbd2], real[sync])
@@ -302,4 +232,53 @@ func TestBFQUntarRequests(t *testing.T) {
 	if d := total(pred) - total(real); d*100 > total(real) || -d*100 > total(real) {
 		t.Errorf("%d requests, want the capture's %d within 1%%", total(pred), total(real))
 	}
+}
+
+// requestsByPID returns the G events (requests allocated) per process of
+// the recorded-fs capture name, and of its replay through newSched with
+// the capture's own D2C (capturedD2C). It skips without ../shared.
+func requestsByPID(t *testing.T, name string, newSched func(replay.Host) (replay.Scheduler, error)) (real, pred map[uint32]int) {
+	t.Helper()
+	base := filepath.Join(shared.Path(t, "captures", "recorded-fs", name), name)
+	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	real = map[uint32]int{}
+	r, err := blktrace.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		e, err := r.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Action == trace.ActionGetRQ {
+			real[e.PID]++
+		}
+	}
+	pred = map[uint32]int{}
+	_, err = replay.Run(w, replay.Config{NewScheduler: newSched, Device: capturedD2C{fallback: 200_000}}, func(e *trace.Event) error {
+		if e.Action == trace.ActionGetRQ {
+			pred[e.PID]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real, pred
+}
+
+// total is the sum of a count per process.
+func total(m map[uint32]int) (n int) {
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
