@@ -35,15 +35,7 @@ func TestProbeNewFileModel(t *testing.T) {
 	if !strings.Contains(stdout, "flush after a 4k write") || !strings.Contains(stdout, "model mean") {
 		t.Errorf("stdout has no table of cells:\n%s", stdout)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := device.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadDeviceModel(t, out)
 	n := m.NonRotational
 	if m.Kind != device.KindNonRotational || n.Read == nil || n.Write == nil || n.Other == nil || n.Batching != nil {
 		t.Fatalf("model %+v: want read, write and flush classes and no batching", n)

@@ -142,15 +142,7 @@ func TestProbeRefusesToWriteOverData(t *testing.T) {
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
 		t.Fatal("probe wrote over a file holding data")
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := device.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadDeviceModel(t, out)
 	if m.Coverage == nil || len(m.Coverage.Ops) != 1 || m.Coverage.Ops[0].Op != "read" {
 		t.Errorf("coverage %+v, want reads only", m.Coverage)
 	}
@@ -168,15 +160,7 @@ func TestCalibratePools(t *testing.T) {
 		if _, errOut, code := run(t, append([]string{"calibrate", "-o", out}, args...)...); code != exitOK {
 			t.Fatalf("calibrate %v: exit %d: %s", args, code, errOut)
 		}
-		f, err := os.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		m, err := device.Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := loadDeviceModel(t, out)
 		if m.Coverage == nil {
 			t.Fatal("no coverage in the model")
 		}
@@ -221,4 +205,19 @@ func TestUnknownRecordedSchedulerKeepsFixedWork(t *testing.T) {
 	if js.Requests == 0 || js.PredictedRequests != js.Requests {
 		t.Fatalf("predicted %d requests of the capture's %d: want them all, once", js.PredictedRequests, js.Requests)
 	}
+}
+
+// loadDeviceModel reads the device model a command wrote to path.
+func loadDeviceModel(t *testing.T, path string) *device.Model {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := device.Load(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
 }
