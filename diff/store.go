@@ -330,7 +330,12 @@ func (s *Side) bioOrder() []int32 {
 	ib := bits.Len32(maxI)
 	pb := bits.Len32(maxP - minP)
 	key := func(i int) uint64 { return uint64(s.bioPID(i)-minP)<<ib | uint64(s.bioIndex(i)) }
-	perm := sortedPerm(n, pb+ib, key)
+	var perm []int32
+	if maxP-minP < maxPIDBuckets && ib+bits.Len(uint(n-1)) <= packBits {
+		perm = s.bioOrderByPID(minP, maxP)
+	} else {
+		perm = sortedPerm(n, pb+ib, key)
+	}
 	// Drop duplicate keys, keeping the first.
 	at := func(j int) int {
 		if perm == nil {
@@ -356,6 +361,56 @@ func (s *Side) bioOrder() []int32 {
 		out = append(out, int32(at(j)))
 	}
 	return out
+}
+
+// maxPIDBuckets bounds the span of PIDs bioOrderByPID counts in.
+const maxPIDBuckets = 1 << 16
+
+// bioOrderByPID is bioOrder's sort (without dropping duplicates) for pids
+// minP..maxP: the bios counted out by PID (a trace's bios come as a few
+// processes' streams interleaved), then each process's sorted by index
+// (nearly in order already: radixU64's insertion sort), stably. nil when
+// they are in order.
+func (s *Side) bioOrderByPID(minP, maxP uint32) []int32 {
+	n := s.bios.n
+	off := make([]int, maxP-minP+2)
+	sorted := true
+	for i := range n {
+		off[s.bioPID(i)-minP+1]++
+		if i > 0 && sorted {
+			p, q := s.bioPID(i-1), s.bioPID(i)
+			sorted = p < q || p == q && s.bioIndex(i-1) <= s.bioIndex(i)
+		}
+	}
+	if sorted {
+		return nil
+	}
+	for k := 1; k < len(off); k++ {
+		off[k] += off[k-1]
+	}
+	idxBits := uint(bits.Len(uint(n - 1)))
+	ks := make([]uint64, n)
+	fill := slices.Clone(off)
+	for i := range n {
+		k := s.bioPID(i) - minP
+		ks[fill[k]] = uint64(s.bioIndex(i))<<idxBits | uint64(i)
+		fill[k]++
+	}
+	buf := make([]uint64, 0)
+	for k := 0; k+1 < len(off); k++ {
+		if seg := ks[off[k]:off[k+1]]; len(seg) > 1 {
+			if cap(buf) < len(seg) {
+				buf = make([]uint64, len(seg))
+			}
+			radixU64(seg, idxBits, buf[:len(seg)])
+		}
+	}
+	perm := make([]int32, n)
+	mask := uint64(1)<<idxBits - 1
+	for j, k := range ks {
+		perm[j] = int32(k & mask)
+	}
+	return perm
 }
 
 // requestOrder returns the permutation that sorts the requests by ID, or
