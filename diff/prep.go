@@ -84,26 +84,42 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 		}
 		return
 	}
+	// One pass for the range, and for how far a is from sorted: out counts
+	// the values that do not extend the ascending run kept so far (last,
+	// with the value before it, before), where a value that would extend
+	// it once the run's last value is put aside puts that one aside
+	// instead (one value early or late costs one). ordered: the bits below
+	// shift increase along a, so sorting by value is sorting by v>>shift
+	// stably.
+	lowMask := uint64(1)<<shift - 1
 	lo, hi := a[0]>>shift, a[0]>>shift
-	desc := 0
-	prev := lo
-	for _, v := range a {
+	ordered := true
+	out, last, before, runLen := 0, a[0], uint64(0), 1
+	for i := 1; i < n; i++ {
+		v := a[i]
 		k := v >> shift
 		lo = min(lo, k)
 		hi = max(hi, k)
-		if k < prev {
-			desc++
+		ordered = ordered && a[i-1]&lowMask < v&lowMask
+		switch {
+		case v >= last:
+			before, last = last, v
+			runLen++
+		case runLen >= 2 && v >= before:
+			last = v
+			out++
+		default:
+			out++
 		}
-		prev = k
 	}
 	span := hi - lo
-	if span == 0 || desc == 0 {
+	if span == 0 || out == 0 && (shift == 0 || ordered) {
 		return
 	}
 	// Nearly in order (a trace's times, its requests in completion order):
-	// an insertion sort, given up past a bound on the moves it makes (the
-	// rest is then sorted by the radix passes, still stably).
-	if desc <= n/nearlySortedDescents && insertionSort(a, shift, nearlySortedMoves*n) {
+	// the values put aside sorted and merged into the run.
+	if (shift == 0 || ordered) && out <= n/nearlySortedFraction {
+		sortNearly(a, out, buf)
 		return
 	}
 	nb := bits.Len64(span)
@@ -138,35 +154,45 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 	}
 }
 
-// nearlySortedDescents and nearlySortedMoves: radixU64 tries an insertion
-// sort when at most one value in nearlySortedDescents is less than the one
-// before it, and gives it up after nearlySortedMoves moves per value.
-const (
-	nearlySortedDescents = 16
-	nearlySortedMoves    = 4
-)
+// nearlySortedFraction: radixU64 sorts by sortNearly when at most one
+// value in nearlySortedFraction is out of the ascending run.
+const nearlySortedFraction = 8
 
-// insertionSort sorts a by v>>shift, stably, unless that takes more than
-// budget moves: it then stops and returns false, a still a permutation of
-// its values with equal keys in their original order.
-func insertionSort(a []uint64, shift uint, budget int) bool {
-	for i := 1; i < len(a); i++ {
+// sortNearly sorts a by value, where out values are not in its ascending
+// run (as radixU64 counts them): the run is kept in a, the others are put
+// aside in buf (or a new slice), sorted, and merged back from the end.
+func sortNearly(a []uint64, out int, buf []uint64) {
+	n := len(a)
+	if len(buf) < 2*out {
+		buf = make([]uint64, 2*out)
+	}
+	rest := buf[:0:out]
+	w := 1
+	for i := 1; i < n; i++ {
 		v := a[i]
-		k := v >> shift
-		if a[i-1]>>shift <= k {
-			continue
-		}
-		j := i - 1
-		for j >= 0 && a[j]>>shift > k {
-			a[j+1] = a[j]
-			j--
-		}
-		a[j+1] = v
-		if budget -= i - 1 - j; budget < 0 {
-			return false
+		switch {
+		case v >= a[w-1]:
+			a[w] = v
+			w++
+		case w >= 2 && v >= a[w-2]:
+			rest = append(rest, a[w-1])
+			a[w-1] = v
+		default:
+			rest = append(rest, v)
 		}
 	}
-	return true
+	radixU64(rest, 0, buf[out:])
+	// Merge a[:w] and rest into a, from the end.
+	i, j := w-1, len(rest)-1
+	for k := n - 1; j >= 0; k-- {
+		if i >= 0 && a[i] > rest[j] {
+			a[k] = a[i]
+			i--
+		} else {
+			a[k] = rest[j]
+			j--
+		}
+	}
 }
 
 // issueOrder returns the indexes of the bios with a valid Issue sorted by

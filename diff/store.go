@@ -369,7 +369,7 @@ const maxPIDBuckets = 1 << 16
 // bioOrderByPID is bioOrder's sort (without dropping duplicates) for pids
 // minP..maxP: the bios counted out by PID (a trace's bios come as a few
 // processes' streams interleaved), then each process's sorted by index
-// (nearly in order already: radixU64's insertion sort), stably. nil when
+// (nearly in order already, which radixU64 takes in one pass), stably. nil when
 // they are in order.
 func (s *Side) bioOrderByPID(minP, maxP uint32) []int32 {
 	n := s.bios.n
