@@ -37,7 +37,8 @@ type Side struct {
 	// Stats are the Rebuilder's counters (zero for FromData).
 	Stats trace.RebuildStats
 
-	rb *trace.Rebuilder // while loading
+	rb    *trace.Rebuilder // while loading
+	order reqReorder       // while loading: requests held back (reorder.go)
 
 	bios    bioTable
 	reqs    reqTable
