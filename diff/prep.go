@@ -122,6 +122,12 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 		sortNearly(a, out, buf)
 		return
 	}
+	// Many values a few places off (completions of a deep queue): an
+	// insertion sort, given up past a bound on its moves (stable, so the
+	// radix passes then finish the sort from where it stopped).
+	if out <= n/2 && insertionSort(a, shift, jitterMoves*n) {
+		return
+	}
 	nb := bits.Len64(span)
 	passes := (nb + 12) / 13
 	width := uint((nb + passes - 1) / passes)
@@ -157,6 +163,32 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 // nearlySortedFraction: radixU64 sorts by sortNearly when at most one
 // value in nearlySortedFraction is out of the ascending run.
 const nearlySortedFraction = 8
+
+// jitterMoves bounds radixU64's insertion sort: moves per value.
+const jitterMoves = 8
+
+// insertionSort sorts a by v>>shift, stably, unless that takes more than
+// budget moves: it then stops and returns false, a still a permutation of
+// its values with equal keys in their original order.
+func insertionSort(a []uint64, shift uint, budget int) bool {
+	for i := 1; i < len(a); i++ {
+		v := a[i]
+		k := v >> shift
+		if a[i-1]>>shift <= k {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && a[j]>>shift > k {
+			a[j+1] = a[j]
+			j--
+		}
+		a[j+1] = v
+		if budget -= i - 1 - j; budget < 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // sortNearly sorts a by value, where out values are not in its ascending
 // run (as radixU64 counts them): the run is kept in a, the others are put
