@@ -84,57 +84,67 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 		}
 		return
 	}
-	// One pass for the range, and for how far a is from sorted: out counts
-	// the values that do not extend the ascending run kept so far (last,
-	// with the value before it, before), where a value that would extend
-	// it once the run's last value is put aside puts that one aside
-	// instead (one value early or late costs one). ordered: the bits below
-	// shift increase along a, so sorting by value is sorting by v>>shift
+	// One pass for the range and for how far a is from sorted (desc: the
+	// keys less than the one before). ordered: the bits below shift
+	// increase along a, so that sorting by value is sorting by v>>shift
 	// stably.
 	lowMask := uint64(1)<<shift - 1
 	lo, hi := a[0]>>shift, a[0]>>shift
 	ordered := true
-	out, last, before, runLen := 0, a[0], uint64(0), 1
+	desc := 0
 	for i := 1; i < n; i++ {
-		v := a[i]
-		k := v >> shift
+		k := a[i] >> shift
 		lo = min(lo, k)
 		hi = max(hi, k)
-		ordered = ordered && a[i-1]&lowMask < v&lowMask
-		switch {
-		case v >= last:
-			before, last = last, v
-			runLen++
-		case runLen >= 2 && v >= before:
-			last = v
-			out++
-		default:
-			out++
+		if k < a[i-1]>>shift {
+			desc++
 		}
+		ordered = ordered && a[i-1]&lowMask < a[i]&lowMask
 	}
 	span := hi - lo
-	if span == 0 || out == 0 && (shift == 0 || ordered) {
+	if span == 0 || desc == 0 {
 		return
 	}
-	// Nearly in order (a trace's times, its requests in completion order):
-	// the values put aside sorted and merged into the run.
-	if (shift == 0 || ordered) && out <= n/nearlySortedFraction {
-		sortNearly(a, out, buf)
+	if len(buf) < n {
+		buf = make([]uint64, n)
+	}
+	// Nearly in order (a trace's times, its requests in completion order,
+	// with a few far early or late): the values out of the ascending run
+	// put aside, sorted and merged back.
+	if (shift == 0 || ordered) && desc <= n/nearlySortedFraction {
+		if sortNearly(a, buf[:n]) {
+			return
+		}
+		// Given up on, a is in another order of the same values: sort
+		// them by value.
+		radixLSD(a, 0, buf)
 		return
 	}
 	// Many values a few places off (completions of a deep queue): an
 	// insertion sort, given up past a bound on its moves (stable, so the
 	// radix passes then finish the sort from where it stopped).
-	if out <= n/2 && insertionSort(a, shift, jitterMoves*n) {
+	if desc <= n/2 && insertionSort(a, shift, jitterMoves*n) {
+		return
+	}
+	radixLSD(a, shift, buf)
+}
+
+// radixLSD is radixU64's least-significant-digit radix sort, buf at least
+// len(a) long.
+func radixLSD(a []uint64, shift uint, buf []uint64) {
+	n := len(a)
+	lo, hi := a[0]>>shift, a[0]>>shift
+	for _, v := range a {
+		lo, hi = min(lo, v>>shift), max(hi, v>>shift)
+	}
+	span := hi - lo
+	if span == 0 {
 		return
 	}
 	nb := bits.Len64(span)
 	passes := (nb + 12) / 13
 	width := uint((nb + passes - 1) / passes)
 	mask := uint64(1)<<width - 1
-	if len(buf) < n {
-		buf = make([]uint64, n)
-	}
 	src, dst := a, buf[:n]
 	count := make([]int, 1<<width)
 	for p := 0; p < passes; p++ {
@@ -160,12 +170,19 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 	}
 }
 
-// nearlySortedFraction: radixU64 sorts by sortNearly when at most one
-// value in nearlySortedFraction is out of the ascending run.
-const nearlySortedFraction = 8
+// nearlySortedFraction: radixU64 tries sortNearly when at most one key in
+// nearlySortedFraction is less than the one before it; sortNearly gives up
+// when more than one value in restFraction is out of the run.
+const (
+	nearlySortedFraction = 16
+	restFraction         = 4
+	// nearlyPops: how many of the run's last values sortNearly puts aside
+	// for one that would then extend it (values that came early).
+	nearlyPops = 4
+)
 
 // jitterMoves bounds radixU64's insertion sort: moves per value.
-const jitterMoves = 8
+const jitterMoves = 32
 
 // insertionSort sorts a by v>>shift, stably, unless that takes more than
 // budget moves: it then stops and returns false, a still a permutation of
@@ -190,30 +207,41 @@ func insertionSort(a []uint64, shift uint, budget int) bool {
 	return true
 }
 
-// sortNearly sorts a by value, where out values are not in its ascending
-// run (as radixU64 counts them): the run is kept in a, the others are put
-// aside in buf (or a new slice), sorted, and merged back from the end.
-func sortNearly(a []uint64, out int, buf []uint64) {
+// sortNearly sorts a by value when few values are out of its ascending
+// run: the run is kept in a, the others put aside in buf (len(a) long),
+// sorted, and merged back from the end. A value below the run's last that
+// would extend the run without its last few (at most nearlyPops) puts
+// those aside instead. It gives up, returning false with a in another order
+// of its values, when more than len(a)/restFraction are put aside.
+func sortNearly(a []uint64, buf []uint64) bool {
 	n := len(a)
-	if len(buf) < 2*out {
-		buf = make([]uint64, 2*out)
-	}
-	rest := buf[:0:out]
+	rest := buf[:0]
 	w := 1
 	for i := 1; i < n; i++ {
 		v := a[i]
-		switch {
-		case v >= a[w-1]:
+		if v >= a[w-1] {
 			a[w] = v
 			w++
-		case w >= 2 && v >= a[w-2]:
-			rest = append(rest, a[w-1])
-			a[w-1] = v
-		default:
+			continue
+		}
+		j := 1 // a[w-j:] would go aside
+		for j <= nearlyPops && w-j > 0 && a[w-j-1] > v {
+			j++
+		}
+		if j <= nearlyPops {
+			rest = append(rest, a[w-j:w]...)
+			w -= j
+			a[w] = v
+			w++
+		} else {
 			rest = append(rest, v)
 		}
+		if len(rest) > n/restFraction {
+			copy(a[w:], rest) // a[w:i+1] is free: the values taken aside
+			return false
+		}
 	}
-	radixU64(rest, 0, buf[out:])
+	radixU64(rest, 0, nil)
 	// Merge a[:w] and rest into a, from the end.
 	i, j := w-1, len(rest)-1
 	for k := n - 1; j >= 0; k-- {
@@ -225,6 +253,7 @@ func sortNearly(a []uint64, out int, buf []uint64) {
 			j--
 		}
 	}
+	return true
 }
 
 // issueOrder returns the indexes of the bios with a valid Issue sorted by

@@ -30,6 +30,33 @@ func TestRadixU64(t *testing.T) {
 				return uint64(i) * 10
 			})
 		},
+		"outlier pairs": func(n int) []uint64 { // two far early in a row, at times
+			return seq(n, func(i int) uint64 {
+				if i%97 == 5 || i%97 == 6 {
+					return uint64(n)*10 + uint64(i)
+				}
+				return uint64(i) * 10
+			})
+		},
+		"first far": func(n int) []uint64 { // the first value far early
+			return seq(n, func(i int) uint64 {
+				if i == 0 {
+					return uint64(n) * 100
+				}
+				return uint64(i) * 10
+			})
+		},
+		"two halves": func(n int) []uint64 { // one descent, half the values out of the run
+			return seq(n, func(i int) uint64 { return uint64((i+n/2)%n) * 3 })
+		},
+		"streaks": func(n int) []uint64 { // few descents, half the values below the run
+			return seq(n, func(i int) uint64 {
+				if i/100%2 == 0 {
+					return uint64(n)*10 + uint64(i)
+				}
+				return uint64(i)
+			})
+		},
 		"interleaved": func(n int) []uint64 { // two ascending streams
 			return seq(n, func(i int) uint64 { return uint64(i/2)*5 + uint64(i%2)*uint64(n)*5 })
 		},
