@@ -64,3 +64,19 @@ func TestTakeRequestOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestIntern checks that values are numbered from 0 in order of first use
+// however they alternate (the ids returned last are kept beside the map).
+func TestIntern(t *testing.T) {
+	var in intern[string]
+	seq := []string{"fio", "fio", "kworker", "fio", "jbd2", "kworker", "jbd2", "fio", "", "jbd2", ""}
+	want := []uint64{0, 0, 1, 0, 2, 1, 2, 0, 3, 2, 3}
+	for i, v := range seq {
+		if got := in.id(v); got != want[i] {
+			t.Fatalf("id(%q) at %d = %d, want %d", v, i, got, want[i])
+		}
+	}
+	if !slices.Equal(in.vals, []string{"fio", "kworker", "jbd2", ""}) {
+		t.Fatalf("values %q", in.vals)
+	}
+}

@@ -17,22 +17,35 @@ import (
 // NumBios, BioAt, NumRequests and RequestAt (or the narrow accessors the
 // measures use, which decode one field).
 
-// intern numbers distinct values from 0 in order of first use.
+// intern numbers distinct values from 0 in order of first use. The two
+// ids returned last are kept beside the map (a trace's values come from a
+// few processes and cgroups in turn).
 type intern[T comparable] struct {
-	ids  map[T]uint32
-	vals []T
+	ids    map[T]uint32
+	vals   []T
+	recent [2]uint32 // ids, the latest first; valid below len(vals)
 }
 
 func (t *intern[T]) id(v T) uint64 {
-	if id, ok := t.ids[v]; ok {
-		return uint64(id)
+	if n := uint32(len(t.vals)); n > 0 {
+		if r := t.recent[0]; r < n && t.vals[r] == v {
+			return uint64(r)
+		}
+		if r := t.recent[1]; r < n && t.vals[r] == v {
+			t.recent[0], t.recent[1] = r, t.recent[0]
+			return uint64(r)
+		}
 	}
-	if t.ids == nil {
-		t.ids = map[T]uint32{}
+	id, ok := t.ids[v]
+	if !ok {
+		if t.ids == nil {
+			t.ids = map[T]uint32{}
+		}
+		id = uint32(len(t.vals))
+		t.ids[v] = id
+		t.vals = append(t.vals, v)
 	}
-	id := uint32(len(t.vals))
-	t.ids[v] = id
-	t.vals = append(t.vals, v)
+	t.recent[0], t.recent[1] = id, t.recent[0]
 	return uint64(id)
 }
 
