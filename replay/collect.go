@@ -430,13 +430,18 @@ func (s *recordStore) at(i int) storedRecord {
 type nameTable struct {
 	ids   map[string]uint32
 	names []string
+	last  uint32 // the id returned last, when not 0
 }
 
 func (t *nameTable) id(s string) uint32 {
 	if s == "" {
 		return 0
 	}
+	if t.last != 0 && t.names[t.last] == s {
+		return t.last
+	}
 	if id, ok := t.ids[s]; ok {
+		t.last = id
 		return id
 	}
 	if t.ids == nil {
@@ -446,6 +451,7 @@ func (t *nameTable) id(s string) uint32 {
 	id := uint32(len(t.names))
 	t.ids[s] = id
 	t.names = append(t.names, s)
+	t.last = id
 	return id
 }
 
