@@ -37,8 +37,7 @@ type Side struct {
 	// Stats are the Rebuilder's counters (zero for FromData).
 	Stats trace.RebuildStats
 
-	rb    *trace.Rebuilder // while loading
-	order reqReorder       // while loading: requests held back (reorder.go)
+	rb *trace.Rebuilder // while loading
 
 	bios    bioTable
 	reqs    reqTable
@@ -51,6 +50,8 @@ type Side struct {
 
 	prepOnce sync.Once
 	prep     *sidePrep // see prepared
+
+	order reqReorder // while loading: the requests held back (reorder.go)
 }
 
 // FromData builds a finished Side from already rebuilt data: the bios and
