@@ -25,7 +25,7 @@ func NewSideObserved(meta trace.Meta, observe func(*trace.Bio)) *Side {
 			s.addBio(b)
 		}
 	}
-	s.rb = trace.NewRebuilder(s.addRequest, onBio)
+	s.rb = trace.NewRebuilder(s.takeRequest, onBio)
 	return s
 }
 
@@ -47,6 +47,7 @@ func (s *Side) Add(e *trace.Event) {
 func (s *Side) Finish() {
 	if s.rb != nil {
 		s.rb.Close()
+		s.flushHeld()
 		s.Stats = s.rb.Stats()
 		s.rb = nil
 	}

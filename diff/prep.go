@@ -84,11 +84,58 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 		}
 		return
 	}
+	// One pass for the range and for how far a is from sorted (desc: the
+	// keys less than the one before). ordered: the bits below shift
+	// increase along a, so that sorting by value is sorting by v>>shift
+	// stably.
+	lowMask := uint64(1)<<shift - 1
 	lo, hi := a[0]>>shift, a[0]>>shift
-	for _, v := range a {
-		k := v >> shift
+	ordered := true
+	desc := 0
+	for i := 1; i < n; i++ {
+		k := a[i] >> shift
 		lo = min(lo, k)
 		hi = max(hi, k)
+		if k < a[i-1]>>shift {
+			desc++
+		}
+		ordered = ordered && a[i-1]&lowMask < a[i]&lowMask
+	}
+	span := hi - lo
+	if span == 0 || desc == 0 {
+		return
+	}
+	if len(buf) < n {
+		buf = make([]uint64, n)
+	}
+	// Nearly in order (a trace's times, its requests in completion order,
+	// with a few far early or late): the values out of the ascending run
+	// put aside, sorted and merged back.
+	if (shift == 0 || ordered) && desc <= n/nearlySortedFraction {
+		if sortNearly(a, buf[:n]) {
+			return
+		}
+		// Given up on, a is in another order of the same values: sort
+		// them by value.
+		radixLSD(a, 0, buf)
+		return
+	}
+	// Many values a few places off (completions of a deep queue): an
+	// insertion sort, given up past a bound on its moves (stable, so the
+	// radix passes then finish the sort from where it stopped).
+	if desc <= n/2 && insertionSort(a, shift, jitterMoves*n) {
+		return
+	}
+	radixLSD(a, shift, buf)
+}
+
+// radixLSD is radixU64's least-significant-digit radix sort, buf at least
+// len(a) long.
+func radixLSD(a []uint64, shift uint, buf []uint64) {
+	n := len(a)
+	lo, hi := a[0]>>shift, a[0]>>shift
+	for _, v := range a {
+		lo, hi = min(lo, v>>shift), max(hi, v>>shift)
 	}
 	span := hi - lo
 	if span == 0 {
@@ -98,9 +145,6 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 	passes := (nb + 12) / 13
 	width := uint((nb + passes - 1) / passes)
 	mask := uint64(1)<<width - 1
-	if len(buf) < n {
-		buf = make([]uint64, n)
-	}
 	src, dst := a, buf[:n]
 	count := make([]int, 1<<width)
 	for p := 0; p < passes; p++ {
@@ -124,6 +168,92 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 	if &src[0] != &a[0] {
 		copy(a, src)
 	}
+}
+
+// nearlySortedFraction: radixU64 tries sortNearly when at most one key in
+// nearlySortedFraction is less than the one before it; sortNearly gives up
+// when more than one value in restFraction is out of the run.
+const (
+	nearlySortedFraction = 16
+	restFraction         = 4
+	// nearlyPops: how many of the run's last values sortNearly puts aside
+	// for one that would then extend it (values that came early).
+	nearlyPops = 4
+)
+
+// jitterMoves bounds radixU64's insertion sort: moves per value.
+const jitterMoves = 32
+
+// insertionSort sorts a by v>>shift, stably, unless that takes more than
+// budget moves: it then stops and returns false, a still a permutation of
+// its values with equal keys in their original order.
+func insertionSort(a []uint64, shift uint, budget int) bool {
+	for i := 1; i < len(a); i++ {
+		v := a[i]
+		k := v >> shift
+		if a[i-1]>>shift <= k {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && a[j]>>shift > k {
+			a[j+1] = a[j]
+			j--
+		}
+		a[j+1] = v
+		if budget -= i - 1 - j; budget < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sortNearly sorts a by value when few values are out of its ascending
+// run: the run is kept in a, the others put aside in buf (len(a) long),
+// sorted, and merged back from the end. A value below the run's last that
+// would extend the run without its last few (at most nearlyPops) puts
+// those aside instead. It gives up, returning false with a in another order
+// of its values, when more than len(a)/restFraction are put aside.
+func sortNearly(a []uint64, buf []uint64) bool {
+	n := len(a)
+	rest := buf[:0]
+	w := 1
+	for i := 1; i < n; i++ {
+		v := a[i]
+		if v >= a[w-1] {
+			a[w] = v
+			w++
+			continue
+		}
+		j := 1 // a[w-j:] would go aside
+		for j <= nearlyPops && w-j > 0 && a[w-j-1] > v {
+			j++
+		}
+		if j <= nearlyPops {
+			rest = append(rest, a[w-j:w]...)
+			w -= j
+			a[w] = v
+			w++
+		} else {
+			rest = append(rest, v)
+		}
+		if len(rest) > n/restFraction {
+			copy(a[w:], rest) // a[w:i+1] is free: the values taken aside
+			return false
+		}
+	}
+	radixU64(rest, 0, nil)
+	// Merge a[:w] and rest into a, from the end.
+	i, j := w-1, len(rest)-1
+	for k := n - 1; j >= 0; k-- {
+		if i >= 0 && a[i] > rest[j] {
+			a[k] = a[i]
+			i--
+		} else {
+			a[k] = rest[j]
+			j--
+		}
+	}
+	return true
 }
 
 // issueOrder returns the indexes of the bios with a valid Issue sorted by
@@ -220,7 +350,7 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 	nr := s.NumRequests()
 	// 1. Number the sync queues and count their events.
 	qIndex := map[uint32]int32{}
-	var counts []int
+	var counts, counts3 []int // per queue; per queue and run (insert, issue, complete)
 	rq := make([]int32, nr)
 	tlo, thi := trace.Time(math.MaxInt64), trace.Time(math.MinInt64)
 	lastPID, lastK := uint32(0), int32(-1)
@@ -240,12 +370,14 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 				qIndex[pid] = k
 				p.queues = append(p.queues, pid)
 				counts = append(counts, 0)
+				counts3 = append(counts3, 0, 0, 0)
 				p.firstQ = append(p.firstQ, ins)
 			}
 			lastPID, lastK = pid, k
 		}
 		rq[i] = k
 		counts[k]++
+		counts3[3*k]++
 		qt := s.reqQueue(i)
 		if !qt.Valid() {
 			qt = ins
@@ -254,10 +386,12 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 		tlo, thi = min(tlo, ins), max(thi, ins)
 		if t := s.reqIssue(i); t.Valid() {
 			counts[k]++
+			counts3[3*k+1]++
 			tlo, thi = min(tlo, t), max(thi, t)
 		}
 		if t := s.reqComplete(i); t.Valid() {
 			counts[k]++
+			counts3[3*k+2]++
 			tlo, thi = min(tlo, t), max(thi, t)
 		}
 	}
@@ -269,64 +403,119 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 	if nq == 0 {
 		return
 	}
-	// 2. Lay every queue's events out in one array, in request order:
-	//    packed as ((t-tlo)<<2 | kind) << idxBits | request when that fits
-	//    in 64 bits, else as request<<2 | kind.
+	// 2. Lay every queue's events out in one array: packed as
+	//    ((t-tlo)<<2 | kind) << idxBits | request when that fits in 64
+	//    bits, else as request<<2 | kind. Packed, each queue's events are
+	//    three runs, its insertions, issues and completions, each in request
+	//    order (so nearly in time order already); unpacked, in request order.
 	p.idxBits = uint(bits.Len(uint(nr - 1)))
 	p.tlo = tlo
 	p.packed = bits.Len64(uint64(thi-tlo))+2+int(p.idxBits) <= packBits
-	fill := slices.Clone(p.off[:nq])
 	p.ev = make([]uint64, p.off[nq])
-	put := func(k int32, t trace.Time, kind uint64, i int) {
-		if p.packed {
-			p.ev[fill[k]] = (uint64(t-tlo)<<2|kind)<<p.idxBits | uint64(i)
-		} else {
-			p.ev[fill[k]] = uint64(i)<<2 | kind
-		}
-		fill[k]++
-	}
-	for i := range nr {
-		k := rq[i]
-		if k < 0 {
-			continue
-		}
-		put(k, s.thinkInsert(i), ttInsert, i)
-		if t := s.reqIssue(i); t.Valid() {
-			put(k, t, ttIssue, i)
-		}
-		if t := s.reqComplete(i); t.Valid() {
-			put(k, t, ttComplete, i)
-		}
-	}
-	// 3. Sort each queue's events by (time, kind, request).
-	if p.packed {
-		// Unique values, and the request bits increase along each queue's
-		// events: sorting by value is the stable sort by (time, kind).
-		maxN := 0
-		for k := range nq {
-			maxN = max(maxN, p.off[k+1]-p.off[k])
-		}
-		buf := scratch
-		if len(buf) < maxN {
-			buf = make([]uint64, maxN)
+	if !p.packed {
+		fill := slices.Clone(p.off[:nq])
+		for i := range nr {
+			k := rq[i]
+			if k < 0 {
+				continue
+			}
+			put := func(kind uint64) { p.ev[fill[k]] = uint64(i)<<2 | kind; fill[k]++ }
+			put(ttInsert)
+			if s.reqIssue(i).Valid() {
+				put(ttIssue)
+			}
+			if s.reqComplete(i).Valid() {
+				put(ttComplete)
+			}
 		}
 		for k := range nq {
-			radixU64(p.ev[p.off[k]:p.off[k+1]], p.idxBits, buf)
+			slices.SortStableFunc(p.ev[p.off[k]:p.off[k+1]], func(a, b uint64) int {
+				ta, tb := p.evTime(s, a), p.evTime(s, b)
+				if c := cmp.Compare(ta, tb); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(a&3, b&3); c != 0 {
+					return c
+				}
+				return cmp.Compare(a>>2, b>>2)
+			})
 		}
 		return
 	}
+	// run[3*k+r] is where queue k's next event of run r goes: once every
+	// event is in place, where the run ends.
+	run := make([]int, 3*nq)
 	for k := range nq {
-		slices.SortStableFunc(p.ev[p.off[k]:p.off[k+1]], func(a, b uint64) int {
-			ta, tb := p.evTime(s, a), p.evTime(s, b)
-			if c := cmp.Compare(ta, tb); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a&3, b&3); c != 0 {
-				return c
-			}
-			return cmp.Compare(a>>2, b>>2)
-		})
+		run[3*k] = p.off[k]
+		run[3*k+1] = run[3*k] + counts3[3*k]
+		run[3*k+2] = run[3*k+1] + counts3[3*k+1]
 	}
+	start := slices.Clone(run)
+	put := func(slot int, t trace.Time, kind uint64, i int) {
+		p.ev[run[slot]] = (uint64(t-tlo)<<2|kind)<<p.idxBits | uint64(i)
+		run[slot]++
+	}
+	for i := range nr {
+		k := int(rq[i])
+		if k < 0 {
+			continue
+		}
+		put(3*k, s.thinkInsert(i), ttInsert, i)
+		if t := s.reqIssue(i); t.Valid() {
+			put(3*k+1, t, ttIssue, i)
+		}
+		if t := s.reqComplete(i); t.Valid() {
+			put(3*k+2, t, ttComplete, i)
+		}
+	}
+	// 3. Sort each queue's events by (time, kind, request): the values are
+	//    unique and order so. Each run is sorted, then the three merged.
+	maxN := 0
+	for k := range nq {
+		maxN = max(maxN, p.off[k+1]-p.off[k])
+	}
+	buf := scratch
+	if len(buf) < maxN {
+		buf = make([]uint64, maxN)
+	}
+	for k := range nq {
+		for r := range 3 {
+			radixU64(p.ev[start[3*k+r]:run[3*k+r]], 0, buf)
+		}
+		merge3(p.ev[p.off[k]:p.off[k+1]], run[3*k]-p.off[k], run[3*k+1]-p.off[k], buf)
+	}
+}
+
+// merge3 merges a's three sorted runs a[:i], a[i:j] and a[j:] in place,
+// with buf (at least len(a) long) as scratch.
+func merge3(a []uint64, i, j int, buf []uint64) {
+	x, y, z := a[:i], a[i:j], a[j:]
+	out := buf[:0]
+	for len(x) > 0 && len(y) > 0 && len(z) > 0 {
+		switch {
+		case x[0] <= y[0] && x[0] <= z[0]:
+			out, x = append(out, x[0]), x[1:]
+		case y[0] <= z[0]:
+			out, y = append(out, y[0]), y[1:]
+		default:
+			out, z = append(out, z[0]), z[1:]
+		}
+	}
+	// Two runs left (at most).
+	if len(x) == 0 {
+		x, y = y, z
+	} else if len(y) == 0 {
+		y = z
+	}
+	for len(x) > 0 && len(y) > 0 {
+		if x[0] <= y[0] {
+			out, x = append(out, x[0]), x[1:]
+		} else {
+			out, y = append(out, y[0]), y[1:]
+		}
+	}
+	out = append(append(out, x...), y...)
+	copy(a, out)
 }
 
 // event decodes a think-time event of p.ev: its time, kind and request.

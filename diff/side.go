@@ -52,6 +52,8 @@ type Side struct {
 
 	prepOnce sync.Once
 	prep     *sidePrep // see prepared
+
+	order reqReorder // while loading: the requests held back (reorder.go)
 }
 
 // FromData builds a finished Side from already rebuilt data: the bios and

@@ -17,22 +17,35 @@ import (
 // NumBios, BioAt, NumRequests and RequestAt (or the narrow accessors the
 // measures use, which decode one field).
 
-// intern numbers distinct values from 0 in order of first use.
+// intern numbers distinct values from 0 in order of first use. The two
+// ids returned last are kept beside the map (a trace's values come from a
+// few processes and cgroups in turn).
 type intern[T comparable] struct {
-	ids  map[T]uint32
-	vals []T
+	ids    map[T]uint32
+	vals   []T
+	recent [2]uint32 // ids, the latest first; valid below len(vals)
 }
 
 func (t *intern[T]) id(v T) uint64 {
-	if id, ok := t.ids[v]; ok {
-		return uint64(id)
+	if n := uint32(len(t.vals)); n > 0 {
+		if r := t.recent[0]; r < n && t.vals[r] == v {
+			return uint64(r)
+		}
+		if r := t.recent[1]; r < n && t.vals[r] == v {
+			t.recent[0], t.recent[1] = r, t.recent[0]
+			return uint64(r)
+		}
 	}
-	if t.ids == nil {
-		t.ids = map[T]uint32{}
+	id, ok := t.ids[v]
+	if !ok {
+		if t.ids == nil {
+			t.ids = map[T]uint32{}
+		}
+		id = uint32(len(t.vals))
+		t.ids[v] = id
+		t.vals = append(t.vals, v)
 	}
-	id := uint32(len(t.vals))
-	t.ids[v] = id
-	t.vals = append(t.vals, v)
+	t.recent[0], t.recent[1] = id, t.recent[0]
 	return uint64(id)
 }
 
@@ -333,7 +346,12 @@ func (s *Side) bioOrder() []int32 {
 	ib := bits.Len32(maxI)
 	pb := bits.Len32(maxP - minP)
 	key := func(i int) uint64 { return uint64(s.bioPID(i)-minP)<<ib | uint64(s.bioIndex(i)) }
-	perm := sortedPerm(n, pb+ib, key)
+	var perm []int32
+	if maxP-minP < maxPIDBuckets && ib+bits.Len(uint(n-1)) <= packBits {
+		perm = s.bioOrderByPID(minP, maxP)
+	} else {
+		perm = sortedPerm(n, pb+ib, key)
+	}
 	// Drop duplicate keys, keeping the first.
 	at := func(j int) int {
 		if perm == nil {
@@ -359,6 +377,56 @@ func (s *Side) bioOrder() []int32 {
 		out = append(out, int32(at(j)))
 	}
 	return out
+}
+
+// maxPIDBuckets bounds the span of PIDs bioOrderByPID counts in.
+const maxPIDBuckets = 1 << 16
+
+// bioOrderByPID is bioOrder's sort (without dropping duplicates) for pids
+// minP..maxP: the bios counted out by PID (a trace's bios come as a few
+// processes' streams interleaved), then each process's sorted by index
+// (nearly in order already, which radixU64 takes in one pass), stably. nil when
+// they are in order.
+func (s *Side) bioOrderByPID(minP, maxP uint32) []int32 {
+	n := s.bios.n
+	off := make([]int, maxP-minP+2)
+	sorted := true
+	for i := range n {
+		off[s.bioPID(i)-minP+1]++
+		if i > 0 && sorted {
+			p, q := s.bioPID(i-1), s.bioPID(i)
+			sorted = p < q || p == q && s.bioIndex(i-1) <= s.bioIndex(i)
+		}
+	}
+	if sorted {
+		return nil
+	}
+	for k := 1; k < len(off); k++ {
+		off[k] += off[k-1]
+	}
+	idxBits := uint(bits.Len(uint(n - 1)))
+	ks := make([]uint64, n)
+	fill := slices.Clone(off)
+	for i := range n {
+		k := s.bioPID(i) - minP
+		ks[fill[k]] = uint64(s.bioIndex(i))<<idxBits | uint64(i)
+		fill[k]++
+	}
+	buf := make([]uint64, 0)
+	for k := 0; k+1 < len(off); k++ {
+		if seg := ks[off[k]:off[k+1]]; len(seg) > 1 {
+			if cap(buf) < len(seg) {
+				buf = make([]uint64, len(seg))
+			}
+			radixU64(seg, idxBits, buf[:len(seg)])
+		}
+	}
+	perm := make([]int32, n)
+	mask := uint64(1)<<idxBits - 1
+	for j, k := range ks {
+		perm[j] = int32(k & mask)
+	}
+	return perm
 }
 
 // requestOrder returns the permutation that sorts the requests by ID, or

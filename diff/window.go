@@ -221,8 +221,7 @@ func (w *sideWindow) figures(f *keyFigures) WindowFigures {
 		out.Share = float64(f.bytes) / float64(w.total.bytes)
 	}
 	if len(f.lat) > 0 {
-		slices.Sort(f.lat)
-		out.P50, out.P99 = quantile(f.lat, 0.5), quantile(f.lat, 0.99)
+		out.P50, out.P99 = quantiles2(f.lat, 0.5, 0.99)
 	}
 	return out
 }

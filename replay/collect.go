@@ -22,13 +22,17 @@ import (
 // it returns streams its bios from memory. NewWorkload is a Collector fed
 // a whole capture.
 type Collector struct {
-	rb     *trace.Rebuilder
-	devs   map[trace.Dev]*collectDev
-	comms  map[uint32]string
-	qIndex map[uint32]uint32 // Q events seen per process, every device
-	byKey  map[bioKey]*collectQ
-	names  nameTable
-	closed bool
+	rb   *trace.Rebuilder
+	devs map[trace.Dev]*collectDev
+	// devList: the devs in the order first seen; last: the one dev
+	// returned last (most events are on one device).
+	devList []*collectDev
+	last    *collectDev
+	comms   map[uint32]string
+	qIndex  map[uint32]uint32 // Q events seen per process, every device
+	byKey   map[bioKey]*collectQ
+	names   nameTable
+	closed  bool
 	// finished: the Rebuilder finished a bio since the FIFOs were last
 	// released (only then can a head be released).
 	finished bool
@@ -110,13 +114,18 @@ func NewSharedCollector() *Collector {
 }
 
 func (c *Collector) dev(d trace.Dev) *collectDev {
+	if c.last != nil && c.last.dev == d {
+		return c.last
+	}
 	s := c.devs[d]
 	if s == nil {
 		s = &collectDev{dev: d, perPID: map[uint32]int{}, stats: newStatsBuilder(),
 			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}, tails: map[uint32]*segTail{},
 			unplugged: map[uint32]*collectQ{}}
 		c.devs[d] = s
+		c.devList = append(c.devList, s)
 	}
+	c.last = s
 	return s
 }
 
@@ -377,7 +386,7 @@ func (c *Collector) flushFinal(s *collectDev, e *trace.Event) {
 func (c *Collector) After() {
 	if c.finished {
 		c.finished = false
-		for _, s := range c.devs {
+		for _, s := range c.devList {
 			c.release(s, false)
 		}
 	}
@@ -566,13 +575,18 @@ func (s *recordStore) at(i int) storedRecord {
 type nameTable struct {
 	ids   map[string]uint32
 	names []string
+	last  uint32 // the id returned last, when not 0
 }
 
 func (t *nameTable) id(s string) uint32 {
 	if s == "" {
 		return 0
 	}
+	if t.last != 0 && t.names[t.last] == s {
+		return t.last
+	}
 	if id, ok := t.ids[s]; ok {
+		t.last = id
 		return id
 	}
 	if t.ids == nil {
@@ -582,6 +596,7 @@ func (t *nameTable) id(s string) uint32 {
 	id := uint32(len(t.names))
 	t.ids[s] = id
 	t.names = append(t.names, s)
+	t.last = id
 	return id
 }
 

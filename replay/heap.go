@@ -28,49 +28,56 @@ type simEvent struct {
 // scheduled, so a run never depends on heap layout.
 type eventQueue []simEvent
 
-func (q eventQueue) less(a, b int) bool {
-	if q[a].at != q[b].at {
-		return q[a].at < q[b].at
+// before orders events by (at, seq).
+func before(a, b *simEvent) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return q[a].seq < q[b].seq
+	return a.seq < b.seq
 }
 
+// push and pop move a hole along the heap's path and write the event once
+// into it, instead of swapping at each level.
 func (q *eventQueue) push(ev simEvent) {
-	*q = append(*q, ev)
+	*q = append(*q, simEvent{})
 	s := *q
 	i := len(s) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !s.less(i, p) {
+		if !before(&ev, &s[p]) {
 			break
 		}
-		s[i], s[p] = s[p], s[i]
+		s[i] = s[p]
 		i = p
 	}
+	s[i] = ev
 }
 
 func (q *eventQueue) pop() simEvent {
 	s := *q
 	top := s[0]
 	n := len(s) - 1
-	s[0] = s[n]
+	last := s[n]
 	s[n] = simEvent{}
 	s = s[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+	if n > 0 {
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			m := l
+			if r := l + 1; r < n && before(&s[r], &s[l]) {
+				m = r
+			}
+			if !before(&s[m], &last) {
+				break
+			}
+			s[i] = s[m]
+			i = m
 		}
-		m := l
-		if r := l + 1; r < n && s.less(r, l) {
-			m = r
-		}
-		if !s.less(m, i) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
+		s[i] = last
 	}
 	*q = s
 	return top

@@ -146,6 +146,7 @@ what the real scheduler did.`,
 		return &usageError{fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
 	})
 	root.PersistentFlags().BoolVar(&ios.Progress, "progress", false, "print progress lines on stderr every few seconds even off a terminal (also when stderr is a file)")
+	addProfileFlag(root)
 	for _, c := range subcommands(ios) {
 		root.AddCommand(c)
 	}
