@@ -41,7 +41,10 @@
 // Calibrate fits both kinds from a capture (the first half by time), scores
 // each on the second half with Demerit, keeps the better one (rotational
 // only when service times grow with seek distance), or the kind the caller
-// forces, refits it on the whole capture and reports the fit. Scoring
+// forces, refits it on the whole capture and reports the fit (a
+// non-rotational model that loses to a rotational one only by the count of
+// requests as its load measure is refitted with its best measure and
+// compared again). Scoring
 // replays the capture's own issues and completions through the model:
 // every request issued at its real D time with the real set of requests
 // on the device. Timing, made by Model.NewDevice, is the replay.Device:
