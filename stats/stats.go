@@ -61,8 +61,20 @@ type SummaryRequests struct {
 	Writes       uint64 `json:"writes"`
 	BytesRead    uint64 `json:"bytes_read"`    // completed read requests
 	BytesWritten uint64 `json:"bytes_written"` // completed write requests
-	NoQueue      uint64 `json:"no_queue"`      // in flight at start (or made by the kernel)
+	NoQueue      uint64 `json:"no_queue"`      // requests with no bio queued: the three kinds below, and passthrough
 	Incomplete   uint64 `json:"incomplete"`    // never completed in the capture
+
+	// Of NoQueue, the flushes the kernel's flush machinery made (zero
+	// bytes, F: blk_kick_flush's flush_rq, "FN" in blkparse).
+	KernelFlushes uint64 `json:"no_queue_kernel_flushes"`
+	// Of NoQueue, the zero-byte completions (C with no D, not a flush)
+	// that end a flush sequence: blk_flush_complete_seq ends a
+	// PREFLUSH/FUA write with a C of no bytes after its post-flush, once
+	// the data step's C has completed the request.
+	FlushSequenceEnds uint64 `json:"no_queue_flush_sequence_ends"`
+	// Of NoQueue, the requests issued or completed with no Q seen:
+	// queued before the capture started.
+	InFlightAtStart uint64 `json:"no_queue_in_flight_at_start"`
 }
 
 // SummaryLatency holds the latency rows, in seconds.
@@ -296,6 +308,15 @@ func (s *Summarizer) request(r *trace.Request) {
 		}
 		if r.Flags&trace.FlagNoQueue != 0 {
 			g.req.NoQueue++
+			switch {
+			case r.Cat&trace.CatPC != 0:
+			case r.Bytes == 0 && r.Cat&trace.CatFlush != 0:
+				g.req.KernelFlushes++
+			case r.Bytes == 0 && r.Issue == trace.NoTime:
+				g.req.FlushSequenceEnds++
+			default:
+				g.req.InFlightAtStart++
+			}
 		}
 		if r.Flags&trace.FlagIncomplete != 0 {
 			g.req.Incomplete++

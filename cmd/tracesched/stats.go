@@ -116,7 +116,9 @@ func writeStatsText(w io.Writer, s *stats.Summary, meta trace.Meta, by string) e
 		s.Requests.Total, s.Requests.Reads, mib(s.Requests.BytesRead), s.Requests.Writes, mib(s.Requests.BytesWritten),
 		s.Merges.Back, s.Merges.Front)
 	if s.Requests.NoQueue > 0 || s.Requests.Incomplete > 0 {
-		fmt.Fprintf(w, "in flight at start %d, never completed %d", s.Requests.NoQueue, s.Requests.Incomplete)
+		q := s.Requests
+		fmt.Fprintf(w, "without a Q %d (in flight at start %d, kernel flushes %d, ends of flush sequences %d), never completed %d",
+			q.NoQueue, q.InFlightAtStart, q.KernelFlushes, q.FlushSequenceEnds, q.Incomplete)
 		if n := s.Rebuild.Abandoned; n > 0 {
 			fmt.Fprintf(w, " (%d closed while in flight: issued over %v before a later event, or beyond %d in flight on their device)",
 				n, time.Duration(trace.RebuildInFlightTimeout), trace.RebuildMaxInFlight)
