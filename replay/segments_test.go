@@ -1,11 +1,10 @@
 package replay_test
 
 import (
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/replay"
@@ -245,23 +244,11 @@ func requestsByPID(t *testing.T, name string, newSched func(replay.Host) (replay
 		t.Fatal(err)
 	}
 	real = map[uint32]int{}
-	r, err := blktrace.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for {
-		e, err := r.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	fixture.Each(t, base, func(e *trace.Event) {
 		if e.Action == trace.ActionGetRQ {
 			real[e.PID]++
 		}
-	}
+	})
 	pred = map[uint32]int{}
 	_, err = replay.Run(w, replay.Config{NewScheduler: newSched, Device: capturedD2C{fallback: 200_000}}, func(e *trace.Event) error {
 		if e.Action == trace.ActionGetRQ {

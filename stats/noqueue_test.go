@@ -1,13 +1,11 @@
 package stats_test
 
 import (
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/internal/shared"
-	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/stats"
 	"github.com/tracesched/tracesched/trace"
 )
@@ -26,22 +24,10 @@ import (
 //     its start.
 func TestNoQueueKinds(t *testing.T) {
 	dir := shared.Path(t, "captures", "recorded-fs", "fs-bfq-fsync-vs-seqread")
-	in, err := blktrace.Open(filepath.Join(dir, "fs-bfq-fsync-vs-seqread"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
 	s := stats.NewSummarizer(stats.SummaryOptions{})
 	var flushD, endC uint64
 	waiting := map[trace.Dev]int{} // empty flush bios queued and not yet issued
-	for {
-		e, err := in.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	fixture.Each(t, filepath.Join(dir, "fs-bfq-fsync-vs-seqread"), func(e *trace.Event) {
 		if e.Bytes == 0 && e.Cat&trace.CatPC == 0 {
 			switch {
 			case e.Action == trace.ActionQueue && e.Cat&trace.CatFlush != 0:
@@ -55,8 +41,8 @@ func TestNoQueueKinds(t *testing.T) {
 				endC++
 			}
 		}
-		s.Add(&e)
-	}
+		s.Add(e)
+	})
 	q := s.Result().Requests
 	if flushD == 0 || endC == 0 {
 		t.Fatalf("capture: %d flush D and %d zero-byte C, want some of each", flushD, endC)
