@@ -556,27 +556,7 @@ func d2cs(c *capture) []float64 {
 // it.
 func window(reqs []trace.Request, c *capture, n int) []trace.Request {
 	lo := (len(c.samples) - n) / 2
-	from, to := c.samples[lo].issue, c.samples[lo+n-1].issue
-	in := func(r *trace.Request) bool {
-		t := r.Issue
-		if !t.Valid() {
-			t = r.Complete
-		}
-		return t.Valid() && t >= from && t <= to
-	}
-	k := 0
-	for i := range reqs {
-		if in(&reqs[i]) {
-			k++
-		}
-	}
-	out := make([]trace.Request, 0, k)
-	for i := range reqs {
-		if in(&reqs[i]) {
-			out = append(out, reqs[i])
-		}
-	}
-	return out
+	return windowSeq(Pointers(reqs), c.samples[lo].issue, c.samples[lo+n-1].issue, n+n/8)
 }
 
 func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {

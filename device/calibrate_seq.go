@@ -93,6 +93,8 @@ func summarize(reqs iter.Seq[*trace.Request], sizes []int) (sum summary, bounds 
 	var sector, end []uint64
 	var sample []bool
 	first := trace.NoTime
+	var longest trace.Time // d2cBounds's largest D2C
+	seenD2C := false
 	var lastID uint64
 	ok = true
 	for r := range reqs {
@@ -103,6 +105,9 @@ func summarize(reqs iter.Seq[*trace.Request], sizes []int) (sum summary, bounds 
 		}
 		if r.Flags&trace.FlagMergedAway != 0 || (!r.Issue.Valid() && !r.Complete.Valid()) {
 			continue
+		}
+		if r.Issue.Valid() && r.Complete.Valid() && r.Complete >= r.Issue {
+			longest, seenD2C = max(longest, r.Complete-r.Issue), true
 		}
 		if len(issue) > 0 && r.ID <= lastID {
 			ok = false
@@ -126,11 +131,16 @@ func summarize(reqs iter.Seq[*trace.Request], sizes []int) (sum summary, bounds 
 	}
 
 	// The completion walk (prepare's step 4): each sample's service time
-	// and seek distance from the request completed before it.
+	// and seek distance from the request completed before it. A C with no
+	// D later than the largest D2C after the capture's start was never on
+	// the device (prepare's step 1) and takes no part in it.
+	if !seenD2C {
+		longest = trace.RebuildInFlightTimeout
+	}
 	order := make([]int32, 0, len(issue))
 	keys := make([]uint64, 0, len(issue))
 	for j, t := range done {
-		if t.Valid() {
+		if t.Valid() && (issue[j].Valid() || t-first <= longest) {
 			keys = append(keys, uint64(t-first))
 			order = append(order, int32(j))
 		}
@@ -196,46 +206,6 @@ func summarize(reqs iter.Seq[*trace.Request], sizes []int) (sum summary, bounds 
 		}
 	}
 	return sum, bounds, true
-}
-
-// CoverageOfSeq is CoverageOf over requests given as a sequence.
-func CoverageOfSeq(reqs iter.Seq[*trace.Request]) *Coverage {
-	c := &Coverage{Depths: make([]int, depthBuckets)}
-	var ops [numOps]OpCoverage
-	var issues, dones []trace.Time
-	for r := range reqs {
-		if r.Flags&trace.FlagMergedAway != 0 || !r.Issue.Valid() || !r.Complete.Valid() || r.Complete < r.Issue {
-			continue
-		}
-		issues = append(issues, r.Issue)
-		dones = append(dones, r.Complete)
-		o := OpOf(r.Cat, r.Bytes)
-		oc := &ops[o]
-		if oc.Requests == 0 || r.Bytes < oc.MinBytes {
-			oc.MinBytes = r.Bytes
-		}
-		oc.MaxBytes = max(oc.MaxBytes, r.Bytes)
-		oc.Requests++
-	}
-	sortTimes(issues)
-	sortTimes(dones)
-	j := 0
-	for n, t := range issues {
-		for j < len(dones) && dones[j] <= t {
-			j++
-		}
-		k := n + 1 - j
-		c.Requests++
-		c.Depths[min(InflightBucket(k), depthBuckets-1)]++
-		c.MaxDepth = max(c.MaxDepth, k)
-	}
-	for o := range numOps {
-		if ops[o].Requests > 0 {
-			ops[o].Op = Op(o).String()
-			c.Ops = append(c.Ops, ops[o])
-		}
-	}
-	return c
 }
 
 // Pointers yields a pointer to each element of reqs in order: a slice as

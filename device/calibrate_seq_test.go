@@ -68,8 +68,9 @@ func TestSummarizeMatchesPrepare(t *testing.T) {
 }
 
 // withOddRequests adds, every 97th request, one that is merged away, one
-// never issued and one never completed (and a passthrough one in flight at
-// the start), IDs kept increasing.
+// never issued, one never completed, a passthrough one in flight at the
+// start and a completion with no D (a flush sequence's end), IDs kept
+// increasing.
 func withOddRequests(reqs []trace.Request) []trace.Request {
 	var out []trace.Request
 	for i, r := range reqs {
@@ -87,7 +88,12 @@ func withOddRequests(reqs []trace.Request) []trace.Request {
 		pc := r
 		pc.Cat |= trace.CatPC
 		pc.Flags |= trace.FlagNoQueue
-		out = append(out, merged, unissued, open, pc)
+		// The zero-byte C that ends a flush sequence: no D, long after the
+		// capture's start, so never on the device (prepare's step 1).
+		end := r
+		end.Issue, end.Bytes = trace.NoTime, 0
+		end.Flags |= trace.FlagNoQueue
+		out = append(out, merged, unissued, open, pc, end)
 	}
 	for i := range out {
 		out[i].ID = uint64(i + 1)

@@ -3,6 +3,7 @@ package device
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -53,6 +54,46 @@ const minCovered = 20
 // completion at t is counted first). The issue and completion times are
 // sorted apart, as plain integers, and merged.
 func CoverageOf(reqs []trace.Request) *Coverage { return CoverageOfSeq(Pointers(reqs)) }
+
+// CoverageOfSeq is CoverageOf over requests given as a sequence.
+func CoverageOfSeq(reqs iter.Seq[*trace.Request]) *Coverage {
+	c := &Coverage{Depths: make([]int, depthBuckets)}
+	var ops [numOps]OpCoverage
+	var issues, dones []trace.Time
+	for r := range reqs {
+		if r.Flags&trace.FlagMergedAway != 0 || !r.Issue.Valid() || !r.Complete.Valid() || r.Complete < r.Issue {
+			continue
+		}
+		issues = append(issues, r.Issue)
+		dones = append(dones, r.Complete)
+		o := OpOf(r.Cat, r.Bytes)
+		oc := &ops[o]
+		if oc.Requests == 0 || r.Bytes < oc.MinBytes {
+			oc.MinBytes = r.Bytes
+		}
+		oc.MaxBytes = max(oc.MaxBytes, r.Bytes)
+		oc.Requests++
+	}
+	sortTimes(issues)
+	sortTimes(dones)
+	j := 0
+	for n, t := range issues {
+		for j < len(dones) && dones[j] <= t {
+			j++
+		}
+		k := n + 1 - j
+		c.Requests++
+		c.Depths[min(InflightBucket(k), depthBuckets-1)]++
+		c.MaxDepth = max(c.MaxDepth, k)
+	}
+	for o := range numOps {
+		if ops[o].Requests > 0 {
+			ops[o].Op = Op(o).String()
+			c.Ops = append(c.Ops, ops[o])
+		}
+	}
+	return c
+}
 
 // sortTimes sorts ts in place; a slice already in order (requests kept in
 // issue order) costs one pass.
