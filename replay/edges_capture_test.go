@@ -19,20 +19,7 @@ func captureRecords(t *testing.T, group, name string) []Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := w.open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.close()
-	var out []Record
-	for {
-		r, err := src.next()
-		if err != nil {
-			break
-		}
-		out = append(out, *r)
-	}
-	return out
+	return records(t, w)
 }
 
 // The fsync chain of fs-bfq-fsync-vs-seqread (README: every fsync is one
