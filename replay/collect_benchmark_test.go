@@ -1,13 +1,11 @@
 package replay
 
 import (
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/internal/shared"
-	"github.com/tracesched/tracesched/parse/blktrace"
 )
 
 // BenchmarkCollectorMemory feeds the recorded 10 s BFQ capture (133,514
@@ -20,22 +18,8 @@ func BenchmarkCollectorMemory(b *testing.B) {
 	path := filepath.Join(shared.Path(b, "captures", "recorded", "g-bfq-large-nomsg"), "g-bfq-large-nomsg")
 	var perBio float64
 	for b.Loop() {
-		in, err := blktrace.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
 		c := NewCollector()
-		for {
-			e, err := in.ReadEvent()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			c.Add(&e)
-		}
-		in.Close()
+		fixture.Each(b, path, c.Add)
 		w, err := c.Workload()
 		if err != nil {
 			b.Fatal(err)

@@ -1,13 +1,11 @@
 package trace_test
 
 import (
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/internal/shared"
-	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -15,11 +13,6 @@ import (
 // invariants, and returns the requests, bio count and stats.
 func rebuildAll(t *testing.T, name string) ([]trace.Request, uint64, trace.RebuildStats) {
 	t.Helper()
-	in, err := blktrace.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
 	var reqs []trace.Request
 	var bios uint64
 	seen := map[[2]uint32]bool{}
@@ -48,16 +41,7 @@ func rebuildAll(t *testing.T, name string) ([]trace.Request, uint64, trace.Rebui
 		seen[k] = true
 		bios++
 	})
-	for {
-		e, err := in.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Add(&e)
-	}
+	fixture.Each(t, name, b.Add)
 	b.Close()
 	return reqs, bios, b.Stats()
 }
