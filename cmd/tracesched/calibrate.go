@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tracesched/tracesched/device"
-	"github.com/tracesched/tracesched/trace"
 )
 
 type calibrateOptions struct {
@@ -57,44 +56,13 @@ one capture lacks are learned from another; the model records what it saw (cover
 	return cmd
 }
 
-// readRequests reads a whole input and returns its rebuilt requests.
-func readRequests(ctx context.Context, ios *IOStreams, name string) ([]trace.Request, trace.Meta, error) {
-	var reqs []trace.Request
-	rb := trace.NewRebuilder(func(r *trace.Request) { reqs = append(reqs, *r) }, nil)
-	meta, _, err := readInput(ctx, ios, name, "reading", func(e *trace.Event) error {
-		rb.Add(e)
-		return nil
-	})
-	if err != nil {
-		return nil, trace.Meta{}, err
-	}
-	rb.Close()
-	return reqs, meta, nil
-}
-
-// busiestDevice returns the device with the most issued requests.
-func busiestDevice(reqs []trace.Request) trace.Dev {
-	n := map[trace.Dev]int{}
-	var best trace.Dev
-	for i := range reqs {
-		if reqs[i].Issue.Valid() {
-			d := reqs[i].Dev
-			n[d]++
-			if n[d] > n[best] || n[d] == n[best] && d < best {
-				best = d
-			}
-		}
-	}
-	return best
-}
-
 func calibrateRun(ctx context.Context, ios *IOStreams, opts *calibrateOptions) error {
 	reqs, cov, dev, err := pooledRequests(ctx, ios, opts.inputs)
 	if err != nil {
 		return err
 	}
 	kind, _ := device.ParseKind(opts.kind)
-	model, fit, err := device.Calibrate(reqs, device.CalibrateOptions{Kind: kind, Seed: opts.seed})
+	model, fit, err := device.CalibrateSeq(reqs, device.CalibrateOptions{Kind: kind, Seed: opts.seed})
 	if err != nil {
 		return fmt.Errorf("%s: device %s: %w", strings.Join(opts.inputs, ", "), dev, err)
 	}

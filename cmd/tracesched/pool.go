@@ -7,26 +7,29 @@ import (
 	"strings"
 
 	"github.com/tracesched/tracesched/device"
+	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/internal/pipeline"
 	"github.com/tracesched/tracesched/trace"
 )
 
-// pooledRequests reads every input (captures of one device) and lays their
-// requests on the busiest device of each end to end (device.Pool), with
-// what they cover (device.Coverage, pooled). One input gives its requests
-// unchanged.
-func pooledRequests(ctx context.Context, ios *IOStreams, inputs []string) ([]trace.Request, *device.Coverage, string, error) {
-	var sets [][]trace.Request
+// pooledRequests reads every input (captures of one device), each into a
+// compact table of its requests (a diff.Side, without its scheduler
+// messages), and lays their requests on the busiest device of each end to
+// end (device.PoolSeq), with what they cover (device.Coverage, pooled).
+// One input gives its requests unchanged. The sequence can be read again,
+// as device.CalibrateSeq does.
+func pooledRequests(ctx context.Context, ios *IOStreams, inputs []string) (iter.Seq[*trace.Request], *device.Coverage, string, error) {
+	var sets []iter.Seq[*trace.Request]
 	cov := &device.Coverage{}
 	var devs []string
 	for _, in := range inputs {
-		reqs, _, err := readRequests(ctx, ios, in)
+		side, err := readSide(ctx, ios, in)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		dev := busiestDevice(reqs)
-		r := pipeline.OnDevice(reqs, dev)
-		c := device.CoverageOf(r)
+		dev := busiestDevice(side)
+		r := pipeline.SideRequests(side, dev)
+		c := device.CoverageOfSeq(r)
 		c.Sources = []string{in}
 		cov.Merge(c)
 		sets = append(sets, r)
@@ -35,7 +38,44 @@ func pooledRequests(ctx context.Context, ios *IOStreams, inputs []string) ([]tra
 	if len(sets) == 1 {
 		return sets[0], cov, devs[0], nil
 	}
-	return device.Pool(sets...), cov, strings.Join(devs, ", "), nil
+	return device.PoolSeq(sets...), cov, strings.Join(devs, ", "), nil
+}
+
+// readSide reads a whole input into a finished diff.Side: its rebuilt
+// requests and bios, stored compactly. Scheduler messages are left out:
+// the calibration does not read them.
+func readSide(ctx context.Context, ios *IOStreams, name string) (*diff.Side, error) {
+	side := diff.NewSide(trace.Meta{})
+	meta, _, err := readInput(ctx, ios, name, "reading "+name, func(e *trace.Event) error {
+		if e.Action != trace.ActionMessage {
+			side.Add(e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	side.Meta = meta
+	side.Finish()
+	return side, nil
+}
+
+// busiestDevice returns the device with the most issued requests in side
+// (the lowest of those tied).
+func busiestDevice(side *diff.Side) trace.Dev {
+	n := map[trace.Dev]int{}
+	var best trace.Dev
+	for i := range side.NumRequests() {
+		r := side.RequestAt(i)
+		if r.Issue.Valid() {
+			d := r.Dev
+			n[d]++
+			if n[d] > n[best] || n[d] == n[best] && d < best {
+				best = d
+			}
+		}
+	}
+	return best
 }
 
 // coverageWarnings compares a replay's predicted requests with what the
