@@ -15,6 +15,7 @@ import (
 // capture's own timing.
 type Record struct {
 	PID    uint32 // process that queued it
+	CPU    uint32 // CPU its Q was recorded on (the submitting CPU; Config.Submit)
 	Index  uint32 // position in its process's stream of bios, from 0
 	Cgroup uint64 // cgroup id, 0 when unknown
 	Comm   string // process name, "" when unknown
@@ -278,6 +279,19 @@ type Workload struct {
 	WriteCache WriteCache
 	FUA        bool
 	Start, End trace.Time
+	// SubmitGap is the median of the capture's back-to-back Q-to-Q gaps:
+	// for each bio other than an asynchronous write, the time from its
+	// process's previous Q on the device when none of that process's bios
+	// completed in between and the previous bio did not sleep for a
+	// request (its G or merge within minTagSleep of its Q), ns at 100 ns
+	// resolution (gaps of 1 ms or more count as 1 ms); 0 when the capture
+	// has fewer than minSubmitGaps of them. For a CPU-bound submitter
+	// (fio at its depth) it is what one bio's submission costs the
+	// submitting CPU under the recording scheduler, its own think time
+	// near zero: the source cost of Config.Submit (SubmitCostFor).
+	// SubmitGaps counts the gaps measured.
+	SubmitGap  trace.Time
+	SubmitGaps int
 
 	Processes []ProcessStats // as captured, by PID
 	Cgroups   []CgroupStats  // as captured, by id
