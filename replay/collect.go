@@ -527,8 +527,8 @@ const (
 // grows without copying and holds no pointers for the collector to scan.
 type recordStore struct {
 	sector, cgroup, pid, cpu, index, bytes, comm, cat, flags, segs column.Uints
-	queue, issue, done, got, doneF, doneFF                    column.Times
-	n                                                         int
+	queue, issue, done, got, doneF, doneFF                         column.Times
+	n                                                              int
 }
 
 func (s *recordStore) add(r storedRecord) {
