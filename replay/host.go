@@ -31,8 +31,10 @@ import (
 // the application's: from each captured gap the source's cost is taken
 // out (a gap Q_{k-1} -> Q_k keeps Q_k - Q_{k-1} - Source of it, and no
 // gap or think time keeps more than that), and the replay adds Target
-// after the previous Q. A validation replay (Source == Target) thus keeps
-// every captured gap of Source or more as it was.
+// after the previous Q. With Source == Target every captured gap of
+// Source or more is kept as it was, and a shorter one is floored at
+// Source; a validation replay (the recording scheduler's model) gets no
+// host model at all (HostCosts.SubmitCost), so it is unchanged.
 //
 // Not modelled: the completion path's cost (a completion bunch's C events
 // are 1.6 us apart under BFQ, 0.6 us under mq-deadline in the captures
@@ -117,17 +119,19 @@ func LoadHostCosts(r io.Reader, name string) (HostCosts, error) {
 // recorded, through target: Source is the capture's own measure
 // (w.SubmitGap), Target that scaled by the table's ratio target/recorded
 // (the capture says how fast its host was, the table what each scheduler
-// costs relative to the others); the same scheduler gives Target ==
-// Source. ok is false, with the reason, when the host model cannot apply
-// (the capture shows too few back-to-back gaps, or the table lacks a
-// scheduler).
+// costs relative to the others). ok is false, with the reason, when the
+// host model does not apply: the replay keeps the recording scheduler
+// (its gaps already carry that scheduler's cost: a model of the same
+// cost on both sides would only floor the gaps shorter than the median
+// at it, and a validation replay is left as it was), the capture shows
+// too few back-to-back gaps, or the table lacks a scheduler.
 func (h HostCosts) SubmitCost(w *Workload, recorded, target string) (c SubmitCost, ok bool, why string) {
-	if w.SubmitGap <= 0 {
-		return c, false, fmt.Sprintf("the capture shows %d back-to-back Q-to-Q gaps (fewer than %d)", w.SubmitGaps, minSubmitGaps)
-	}
 	recorded, target = strings.ToLower(recorded), strings.ToLower(target)
 	if recorded == target {
-		return SubmitCost{Source: w.SubmitGap, Target: w.SubmitGap}, true, ""
+		return c, false, "the replay keeps the recording scheduler"
+	}
+	if w.SubmitGap <= 0 {
+		return c, false, fmt.Sprintf("the capture shows %d back-to-back Q-to-Q gaps (fewer than %d)", w.SubmitGaps, minSubmitGaps)
 	}
 	src, tgt := h.SubmitNS[recorded], h.SubmitNS[target]
 	switch {

@@ -601,9 +601,10 @@ func bfqWarm(side *diff.Side) map[string]int64 {
 
 // hostModel returns the host model of a closed-loop replay (replay.Config.Submit):
 // the table of --host (default: replay.DefaultHostCosts; "off": none)
-// applied to the workload, recorded under recorded ("" when unknown: taken
-// as the replayed scheduler, as a validation) and replayed through sched.
-// It says on stderr what it uses, or why it uses none.
+// applied to the workload, recorded under recorded and replayed through
+// sched; none when they are the same or recorded is unknown (""), as in
+// a validation. In a what-if it says on stderr what it uses, or why it
+// uses none.
 func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched string) (*replay.SubmitCost, error) {
 	if path == "off" {
 		return nil, nil
@@ -621,8 +622,8 @@ func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched 
 		}
 		from = path
 	}
-	if recorded == "" {
-		recorded = sched
+	if recorded == "" || recorded == sched {
+		return nil, nil // a validation: the capture's gaps carry its scheduler's cost
 	}
 	c, ok, why := h.SubmitCost(w, recorded, sched)
 	if !ok {
