@@ -273,3 +273,43 @@ func TestHostCosts(t *testing.T) {
 		t.Errorf("default table %v: want bfq > mq-deadline > none (wi-host-*)", d.SubmitNS)
 	}
 }
+
+// TestSubmitCostDeterministic: three processes, two sharing CPU 0, under
+// the host model: two runs emit identical events, and the shared CPU
+// takes more simulated time than without the model.
+func TestSubmitCostDeterministic(t *testing.T) {
+	var recs []replay.Record
+	recs = append(recs, qdRecords(10, 3000, 8, 300_000, 2_000, 0, false)...)
+	recs = append(recs, qdRecords(11, 3000, 4, 300_000, 2_000, 1<<22, true)...)
+	recs = append(recs, psyncRecords(12, 1000, 150_000, 3_000, 1_000)...)
+	for i := range recs {
+		recs[i].CPU = map[uint32]uint32{10: 0, 11: 0, 12: 1}[recs[i].PID]
+	}
+	w, err := replay.NewWorkloadFromRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums [2][32]byte
+	var spans [2]trace.Time
+	for i := range sums {
+		h := newEventHasher()
+		res, err := replay.Run(w, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 20 * us},
+			Submit: &replay.SubmitCost{Source: 2 * us, Target: 30 * us}}, h.add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums[i], spans[i] = h.sum(), res.End-res.Start
+	}
+	if sums[0] != sums[1] {
+		t.Fatalf("runs differ: %x vs %x", sums[0], sums[1])
+	}
+	res, err := replay.Run(w, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 20 * us}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 5998 bios of CPU 0 after the two processes' first (Open, at
+	// their captured times, not held) at 30 us each take 179.94 ms of it.
+	if spans[0] < 5998*30*us || spans[0] <= res.End-res.Start {
+		t.Errorf("span with the host model %v, without %v; want at least 179.94 ms and longer", spans[0], res.End-res.Start)
+	}
+}
