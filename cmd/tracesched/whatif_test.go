@@ -264,3 +264,35 @@ func TestReplayHost(t *testing.T) {
 		t.Errorf("bad host file: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// The host model where it matters: recorded/a-bfq-w100-900 (BFQ, messages
+// on, 18.4 us of CPU a submission) replayed through mq-deadline, whose
+// submissions cost 4.85/9.85 of that on this host. The same job really
+// run under mq-deadline (b-mqdl-w100-900) kept 21.2 requests on the device
+// on average (its D2C summed over its span); the replay must come within
+// a quarter of that. Without the host model it kept the BFQ run's gaps and
+// about 12 in flight.
+func TestReplayHostBFQToMqdl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a recorded capture")
+	}
+	dir := shared.Path(t, "captures", "recorded", "a-bfq-w100-900")
+	in := filepath.Join(dir, "a-bfq-w100-900")
+	inflight := func(args ...string) float64 {
+		m := replayJSON(t, append([]string{"--sched", "mq-deadline", in}, args...)...)
+		ch, _ := m["change"].(map[string]any)
+		f, _ := ch["in_flight"].(map[string]any)
+		p, ok := f["predicted"].(float64)
+		if !ok {
+			t.Fatalf("no change.in_flight.predicted in %v", m["change"])
+		}
+		return p
+	}
+	const real = 21.2
+	if got := inflight(); math.Abs(got/real-1) > 0.25 {
+		t.Errorf("host model: %.1f requests in flight, the real mq-deadline run %.1f", got, real)
+	}
+	if got := inflight("--host", "off"); got >= 0.75*real {
+		t.Errorf("--host off: %.1f in flight; the BFQ run's gaps kept fewer than %.1f", got, 0.75*real)
+	}
+}
