@@ -95,7 +95,15 @@ func render(w io.Writer, outs []outcome) {
 	p("per-cgroup and total bandwidth within 15 %%, p50 within 25 %%. Latency is bio Q2C.\n")
 	p("recorded/ and recorded-fs/ are ../shared/captures; rig/ are captures recorded for these pairs on\n")
 	p("2026-12-01 with ../shared/rig by bench/whatif/record.sh (jobs in bench/whatif/jobs; too large for the\n")
-	p("repository; `-captures DIR` names where they are), while other work loaded the host (load average 4-22).\n\n")
+	p("repository; `-captures DIR` names where they are), while other work loaded the host (load average 4-22).\n")
+	switch *flagHost {
+	case "":
+		p("The replays hold each submission's CPU cost by the built-in host table (replay.DefaultHostCosts).\n\n")
+	case "off":
+		p("The replays run without the host model (`-host off`: `--host off`).\n\n")
+	default:
+		p("The replays hold each submission's CPU cost by `--host %s`.\n\n", *flagHost)
+	}
 	dev := false
 	for _, o := range outs {
 		if o.Dev != nil {
