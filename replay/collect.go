@@ -72,6 +72,10 @@ type collectDev struct {
 	// unplugged: the bio after whose G its process unplugged (U), until
 	// its next Q or P: a P right after is blk_add_rq_to_plug's flush.
 	unplugged map[uint32]*collectQ
+	// doneAt: each process's latest completion of a bio the Rebuilder
+	// finished; gaps: its back-to-back Q-to-Q gaps (Workload.SubmitGap).
+	doneAt map[uint32]trace.Time
+	gaps   gapHist
 }
 
 // segTail is a process's newest request in the capture, from its G until
@@ -121,7 +125,7 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	if s == nil {
 		s = &collectDev{dev: d, perPID: map[uint32]int{}, stats: newStatsBuilder(),
 			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}, tails: map[uint32]*segTail{},
-			unplugged: map[uint32]*collectQ{}}
+			unplugged: map[uint32]*collectQ{}, doneAt: map[uint32]trace.Time{}}
 		c.devs[d] = s
 		c.devList = append(c.devList, s)
 	}
@@ -135,6 +139,9 @@ func (c *Collector) OnBio(b *trace.Bio) {
 	s.bios++
 	s.perPID[b.PID]++
 	s.stats.addBio(b.PID, c.comms[b.PID], b.Cgroup, b.Bytes, b.Queue, b.Done)
+	if b.Done.Valid() && b.Done > s.doneAt[b.PID] {
+		s.doneAt[b.PID] = b.Done
+	}
 	k := bioKey{b.PID, b.Index}
 	q := c.byKey[k]
 	if q == nil || q.dev != b.Dev {
@@ -176,7 +183,8 @@ func (c *Collector) Before(e *trace.Event) {
 			c.comms[e.PID] = e.Comm
 		}
 		s := c.dev(e.Dev)
-		q := &collectQ{dev: e.Dev, rec: storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup,
+		s.gapSample(e)
+		q := &collectQ{dev: e.Dev, rec: storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup, cpu: e.CPU,
 			comm: c.names.id(c.comms[e.PID]), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
 			queue: e.Time, issue: trace.NoTime, done: trace.NoTime,
 			got: trace.NoTime, doneF: trace.NoTime, doneFF: trace.NoTime,
@@ -459,7 +467,8 @@ func (c *Collector) Workload() (*Workload, error) {
 	}
 	s := c.devs[best]
 	s.recs.seal()
-	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: s.perPID}
+	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: s.perPID,
+		SubmitGap: s.gaps.median(), SubmitGaps: s.gaps.n}
 	switch {
 	case s.flushD > 0:
 		w.WriteCache = WriteBack
@@ -499,6 +508,7 @@ type storedRecord struct {
 	// matched in collectDev.waitF and waitFF.
 	doneF, doneFF trace.Time
 	pid           uint32
+	cpu           uint32 // CPU its Q was recorded on (Record.CPU)
 	index         uint32
 	bytes         uint32
 	comm          uint32
@@ -516,15 +526,16 @@ const (
 // bytes per field, since the records come in queue order), so that it
 // grows without copying and holds no pointers for the collector to scan.
 type recordStore struct {
-	sector, cgroup, pid, index, bytes, comm, cat, flags, segs column.Uints
-	queue, issue, done, got, doneF, doneFF                    column.Times
-	n                                                         int
+	sector, cgroup, pid, cpu, index, bytes, comm, cat, flags, segs column.Uints
+	queue, issue, done, got, doneF, doneFF                         column.Times
+	n                                                              int
 }
 
 func (s *recordStore) add(r storedRecord) {
 	s.sector.Append(r.sector)
 	s.cgroup.Append(r.cgroup)
 	s.pid.Append(uint64(r.pid))
+	s.cpu.Append(uint64(r.cpu))
 	s.index.Append(uint64(r.index))
 	s.bytes.Append(uint64(r.bytes))
 	s.comm.Append(uint64(r.comm))
@@ -542,7 +553,7 @@ func (s *recordStore) add(r storedRecord) {
 
 // seal codes the records not yet coded: call it once every record is in.
 func (s *recordStore) seal() {
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
 		c.Seal()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -553,7 +564,7 @@ func (s *recordStore) seal() {
 // bytesHeld returns the memory the store holds, in bytes.
 func (s *recordStore) bytesHeld() int {
 	n := 0
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
 		n += c.Bytes()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -564,7 +575,7 @@ func (s *recordStore) bytesHeld() int {
 
 func (s *recordStore) at(i int) storedRecord {
 	return storedRecord{
-		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), index: uint32(s.index.At(i)),
+		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), cpu: uint32(s.cpu.At(i)), index: uint32(s.index.At(i)),
 		bytes: uint32(s.bytes.At(i)), comm: uint32(s.comm.At(i)), cat: trace.Category(s.cat.At(i)), flags: uint8(s.flags.At(i)), segs: uint16(s.segs.At(i)),
 		queue: trace.Time(s.queue.At(i)), issue: trace.Time(s.issue.At(i)), done: trace.Time(s.done.At(i)),
 		got: trace.Time(s.got.At(i)), doneF: trace.Time(s.doneF.At(i)), doneFF: trace.Time(s.doneFF.At(i)),
@@ -632,7 +643,7 @@ func (s *storeSource) next() (*Record, error) {
 	s.i++
 	r := &s.block[0]
 	s.block = s.block[1:]
-	*r = Record{PID: sr.pid, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
+	*r = Record{PID: sr.pid, CPU: sr.cpu, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
 		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
 		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, got: sr.got, Segments: sr.segs}
 	if s.wb {

@@ -55,6 +55,12 @@ type Config struct {
 	Mode Mode
 	// Work: WorkFixed (default) or WorkTimed (closed loop only).
 	Work Work
+	// Submit, when set, is the host model (host.go): the CPU time each
+	// closed-loop bio's submission holds the CPU it was recorded on,
+	// under the recording scheduler (taken out of the captured gaps) and
+	// under the replayed one (held in the replay). nil: submissions take
+	// no time and the captured gaps are replayed as they are.
+	Submit *SubmitCost
 }
 
 // Result summarises a replay.
@@ -161,6 +167,12 @@ type Engine struct {
 	waiters map[*Record][]*proc
 	woken   []*proc
 	err     error
+	// cpuFree: under Config.Submit, when each CPU's latest submission
+	// ends (Record.CPU); absent: free. cpuWait: the bios waiting for
+	// each CPU, in arrival order; an evCPU is pending for each CPU with
+	// bios waiting.
+	cpuFree map[uint32]trace.Time
+	cpuWait map[uint32][]*Record
 
 	res   Result
 	stats *statsBuilder
@@ -176,6 +188,7 @@ type proc struct {
 	scheduled  bool // its head has an arrival pending
 	blocked    bool // a bio of it sleeps for a request
 	lastSubmit trace.Time
+	lastCapQ   trace.Time // captured Queue of its latest arrived bio (Config.Submit)
 	plug       []*Request // plug list
 	splitRest  []*Record  // parts of a split bio still to submit, in order
 	completed  int
@@ -283,6 +296,8 @@ func (e *Engine) Run() (Result, error) {
 			e.deliverDue()
 		case evArrive:
 			e.arrive(ev.rec)
+		case evCPU:
+			e.cpuTurn(uint32(ev.id))
 		case evComplete:
 			e.complete(ev.rq)
 		case evTimer:
@@ -347,7 +362,7 @@ func (e *Engine) deliver() *proc {
 	r := e.peek
 	p := e.procs[r.PID]
 	if p == nil {
-		p = &proc{pid: r.PID, comm: r.Comm, total: e.w.perPID[r.PID], lastSubmit: trace.NoTime}
+		p = &proc{pid: r.PID, comm: r.Comm, total: e.w.perPID[r.PID], lastSubmit: trace.NoTime, lastCapQ: trace.NoTime}
 		if e.timed[r.PID] {
 			p.timed = &timedState{}
 		}
@@ -466,6 +481,13 @@ func (e *Engine) tryRelease(p *proc) {
 				p.doneAt, p.doneBase = p.doneAt[:n], p.doneBase+drop
 			}
 		}
+		// ready: when the process is free to act on a completion; with
+		// the host model, once its previous submission has ended, and
+		// it thinks only the application's part of the gap.
+		think, ready := r.Think, trace.NoTime
+		if h := e.cfg.Submit; h != nil {
+			think, ready = h.appThink(r, p.lastCapQ), p.lastSubmit+h.Target
+		}
 		switch {
 		case r.after != nil:
 			// Step 6: released by another process's completion.
@@ -481,16 +503,24 @@ func (e *Engine) tryRelease(p *proc) {
 			}
 			at = r.after.predDone + r.afterDelay
 		case r.Dep >= 0 && dep.Valid():
-			at = dep + r.Think
+			at = max(dep, ready) + think
 		case r.Dep >= 0:
-			at = p.lastDone + r.Think
+			at = max(p.lastDone, ready) + think
+		case ready.Valid():
+			at = ready + think
+			if dep.Valid() && dep+r.wake > at {
+				at = dep + r.wake
+			}
 		default:
-			at = p.lastSubmit + r.Think
+			at = p.lastSubmit + think
 			// A process that waited at its full depth wakes up some time
 			// after the completion that freed it (step 4).
 			if dep.Valid() && dep+r.wake > at {
 				at = dep + r.wake
 			}
+		}
+		if e.cfg.Submit != nil {
+			at = max(at, e.cpuFree[r.CPU])
 		}
 	}
 	if at < p.lastSubmit {
@@ -510,6 +540,49 @@ func (e *Engine) tryRelease(p *proc) {
 
 func (e *Engine) arrive(r *Record) {
 	p := r.proc
+	if h := e.cfg.Submit; h != nil && e.cfg.Mode == Closed && !r.Open && p.lastSubmit.Valid() {
+		// The host model: a bio whose CPU is held by another
+		// submission, or that others wait for, waits its turn (FIFO).
+		c := r.CPU
+		if e.cpuFree == nil {
+			e.cpuFree, e.cpuWait = map[uint32]trace.Time{}, map[uint32][]*Record{}
+		}
+		if len(e.cpuWait[c]) > 0 || e.cpuFree[c] > e.now {
+			if len(e.cpuWait[c]) == 0 {
+				e.push(simEvent{at: e.cpuFree[c], kind: evCPU, id: int(c)})
+			}
+			e.cpuWait[c] = append(e.cpuWait[c], r)
+			return
+		}
+		e.cpuFree[c] = e.now + h.Target
+	}
+	e.arriveNow(r)
+}
+
+// cpuTurn gives CPU c, just freed, to the first bio waiting for it
+// (Config.Submit).
+func (e *Engine) cpuTurn(c uint32) {
+	q := e.cpuWait[c]
+	if len(q) == 0 {
+		return
+	}
+	r := q[0]
+	q[0] = nil
+	if q = q[1:]; len(q) == 0 {
+		q = nil
+	}
+	e.cpuWait[c] = q
+	e.cpuFree[c] = e.now + e.cfg.Submit.Target
+	if len(q) > 0 {
+		e.push(simEvent{at: e.cpuFree[c], kind: evCPU, id: int(c)})
+	}
+	e.arriveNow(r)
+}
+
+// arriveNow submits r: its Q, at the current time.
+func (e *Engine) arriveNow(r *Record) {
+	p := r.proc
+	p.lastCapQ = r.Queue
 	p.scheduled = false
 	p.popHead()
 	r.predQueue = e.now

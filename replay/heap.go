@@ -10,6 +10,7 @@ const (
 	evArrive                 // a bio arrives (Q) and is submitted
 	evComplete               // a request completes on the device
 	evTimer                  // a scheduler timer fires
+	evCPU                    // a CPU's submission ends (Config.Submit): id is the CPU
 )
 
 // simEvent is one entry of the engine's event queue.
@@ -19,7 +20,7 @@ type simEvent struct {
 	kind evKind
 	rec  *Record
 	rq   *Request
-	id   int    // evTimer: the scheduler's timer id
+	id   int    // evTimer: the scheduler's timer id; evCPU: the CPU
 	gen  uint64 // evTimer: arming generation; stale entries are skipped
 }
 

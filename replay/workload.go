@@ -15,6 +15,7 @@ import (
 // capture's own timing.
 type Record struct {
 	PID    uint32 // process that queued it
+	CPU    uint32 // CPU its Q was recorded on (the submitting CPU; Config.Submit)
 	Index  uint32 // position in its process's stream of bios, from 0
 	Cgroup uint64 // cgroup id, 0 when unknown
 	Comm   string // process name, "" when unknown
@@ -228,6 +229,12 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 // (its completions late) does not keep that wait; only the delay after
 // the completion (the application's think time) and the sleep-free gaps
 // are carried over, and the depth is the most the process kept in flight.
+// A gap between two submissions also holds the submission's own CPU cost,
+// which is the source scheduler's (18.5 us a 4 KiB read under BFQ against
+// 5.8 under mq-deadline in recorded/a-bfq-w100-900 and b-mqdl-w100-900):
+// under Config.Submit (the host model, host.go) the replay keeps only the
+// application's part of each gap (less the source's cost, Workload.SubmitGap)
+// and holds the submitting CPU for the replayed scheduler's cost instead.
 // The amount of work is the capture's by default (WorkFixed); under
 // WorkTimed (Config.Work, what a what-if replays) a process that ran from
 // the capture's start to its end sends its bios again, cycle after cycle,
@@ -278,6 +285,19 @@ type Workload struct {
 	WriteCache WriteCache
 	FUA        bool
 	Start, End trace.Time
+	// SubmitGap is the median of the capture's back-to-back Q-to-Q gaps:
+	// for each bio other than an asynchronous write, the time from its
+	// process's previous Q on the device when none of that process's bios
+	// completed in between and the previous bio did not sleep for a
+	// request (its G or merge within minTagSleep of its Q), ns at 100 ns
+	// resolution (gaps of 1 ms or more count as 1 ms); 0 when the capture
+	// has fewer than minSubmitGaps of them. For a CPU-bound submitter
+	// (fio at its depth) it is what one bio's submission costs the
+	// submitting CPU under the recording scheduler, its own think time
+	// near zero: the source cost of Config.Submit (SubmitCostFor).
+	// SubmitGaps counts the gaps measured.
+	SubmitGap  trace.Time
+	SubmitGaps int
 
 	Processes []ProcessStats // as captured, by PID
 	Cgroups   []CgroupStats  // as captured, by id

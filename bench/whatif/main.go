@@ -8,7 +8,7 @@
 // (docs/cli.md): the time in which every compared cgroup had I/O queued or
 // in flight.
 //
-//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]] [-o docs/whatif.md]
+//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]] [-host HOST.json|off] [-o docs/whatif.md]
 //
 // -captures names a directory of captures recorded with ../shared/rig for
 // these pairs (bench/whatif/jobs, bench/whatif/record.sh); pairs whose
@@ -179,6 +179,7 @@ var (
 	flagReuse    = flag.Bool("reuse", false, "reuse JSON outputs already in -work")
 	flagBin      = flag.String("tracesched", "", "the tracesched binary (default: built from ./cmd/tracesched)")
 	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
+	flagHost     = flag.String("host", "", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, or off); \"\": the built-in table")
 )
 
 // defaultDevice is the probe of the rig's loop device committed beside
@@ -417,13 +418,18 @@ func runPair(bin string, p pair) outcome {
 	for _, s := range p.Sets {
 		args = append(args, "--set", s)
 	}
-	o.Res, err = tracesched(bin, key(p, ""), append(args, src.base())...)
+	hostKey := ""
+	if *flagHost != "" {
+		args = append(args, "--host", *flagHost)
+		hostKey = ".host-" + strings.TrimSuffix(filepath.Base(*flagHost), ".json")
+	}
+	o.Res, err = tracesched(bin, key(p, hostKey), append(args, src.base())...)
 	if err != nil {
 		o.Skipped = err.Error()
 		return o
 	}
 	if devicePath != "" {
-		o.Dev, err = tracesched(bin, key(p, ".device-"+strings.TrimSuffix(filepath.Base(devicePath), ".json")), append(append(args, "--device", devicePath), src.base())...)
+		o.Dev, err = tracesched(bin, key(p, hostKey+".device-"+strings.TrimSuffix(filepath.Base(devicePath), ".json")), append(append(args, "--device", devicePath), src.base())...)
 		if err != nil {
 			o.Skipped = err.Error()
 			return o

@@ -95,7 +95,15 @@ func render(w io.Writer, outs []outcome) {
 	p("per-cgroup and total bandwidth within 15 %%, p50 within 25 %%. Latency is bio Q2C.\n")
 	p("recorded/ and recorded-fs/ are ../shared/captures; rig/ are captures recorded for these pairs on\n")
 	p("2026-12-01 with ../shared/rig by bench/whatif/record.sh (jobs in bench/whatif/jobs; too large for the\n")
-	p("repository; `-captures DIR` names where they are), while other work loaded the host (load average 4-22).\n\n")
+	p("repository; `-captures DIR` names where they are), while other work loaded the host (load average 4-22).\n")
+	switch *flagHost {
+	case "":
+		p("The replays hold each submission's CPU cost by the built-in host table (replay.DefaultHostCosts).\n\n")
+	case "off":
+		p("The replays run without the host model (`-host off`: `--host off`).\n\n")
+	default:
+		p("The replays hold each submission's CPU cost by `--host %s`.\n\n", *flagHost)
+	}
 	dev := false
 	for _, o := range outs {
 		if o.Dev != nil {
@@ -362,8 +370,9 @@ const findings = `## Reading the results (measured 2026-12-01)
   process that was busy from the capture's start to its end for the capture's span, cycling its
   bios (--work timed, the default in a what-if): a-bfq-w100-900 -> mq-deadline shares 6.7 -> 1.4 pp,
   rig/wi-mix4-bfq-a -> mq-deadline 20.2 -> 2.5 pp, rig/wi-mix4-mqdl -> BFQ 100:300:600 24.3 -> 1.1 pp.
-  BFQ -> mq-deadline bandwidth still comes out 17-35 % low on the recorded pairs: the replay keeps
-  the BFQ run's 18.5 us submission gaps (above), 12 requests in flight against the real 21.
+  BFQ -> mq-deadline bandwidth still came out 17-35 % low on the recorded pairs: the replay kept
+  the BFQ run's 18.5 us submission gaps, 12 requests in flight against the real 21 (the host
+  model, below, takes them out: 4-23 %).
 - **A device model whose classes grow alike.** rig/wi-mix3-bfq-a -> mq-deadline missed the 256 KiB
   writer (predicted 270 MiB/s against 700-755 real, share error 23 pp). The capture itself shows why:
   its 4 KiB reads take 40 us with 1-2 requests on the device and 430 us with 13-24 (10 times), its
@@ -406,17 +415,39 @@ const findings = `## Reading the results (measured 2026-12-01)
   ms against 25 us in the real BFQ run).
 - **Host submission cost (the p50s of mq-deadline -> BFQ).** Back-to-back Q-to-Q gaps (p50) are
   18.5-24.8 us in the recorded BFQ captures (messages on), 10.5 us in g-bfq-large-nomsg, 7.5-15.7
-  us in the rig's BFQ runs, 3.5-6.2 us under mq-deadline, 3.4-4.6 under none, 6.8 under kyber. Tried:
-  every bio's submission holding one CPU all processes share for 28 us (what a-bfq-w100-900 and
-  e-bfq-w100-900-idle0 move per I/O: 27-28 us) moves pair 1's p50 only from 0.345 to 0.294 ms
-  (real 0.075) and its bandwidth from -7 to -18 %: the device model of the deep mq-deadline capture has no latency-by-depth below its
-  operating point (bunches opened at 389 us whatever the depth, throughput held only below 4). With
-  the throughput held below the capture's median depth as well, pairs 1-3 go from +359, +261,
-  +226 % to -79, -85, -85 % (now too fast: nothing gives the device's floor, 52 us at qd1 in
-  raw-sweep-none), bandwidth 7/15/24 -> 5/26/27 %, rig pairs mixed (wi-mix3-mqdl 200:300:500 shares
-  1.2 -> 11.9 pp), and validation falls (b-mqdl-w500-500 +1.1 -> +13.5 %, f-kyber-mixed +1.8 ->
-  +24 %). Not kept: it needs a latency floor from a low-depth characterization and a per-host cost
-  (the rig's BFQ runs, under other load, spend half the recorded ones' per bio).
+  us in the rig's BFQ runs, 3.5-6.2 us under mq-deadline, 3.4-4.6 under none, 6.8 under kyber. A
+  what-if that changes the scheduler now holds each bio's submission on the CPU its Q was recorded
+  on (replay/host.go, ` + "`--host`" + `): the capture's own median back-to-back gap is the recording
+  scheduler's cost (b-mqdl-w100-900 5.8 us, a-bfq-w100-900 18.4), taken out of every gap; the
+  replayed scheduler's is that times the ratio measured here with one 4 KiB reader at iodepth 32
+  (bench/whatif/README.md: BFQ 9.85, mq-deadline 4.85, none 3.3 us), held first come first served
+  by the processes on that CPU. BFQ -> mq-deadline it was what was missing: pairs 4 and 5 keep
+  24.6 and 26.5 requests in flight (real 21.2 and 22.6; 12.3 and 13.1 before), total bandwidth
+  -17 and -33 % -> -4 and -23 %, shares 1.4 and 1.3 -> 0.1 pp; with the probe's device model both
+  meet every aim (bandwidth within 2 %, p50 +21 and +2 %); with the capture's calibration their p50
+  errors grow (18 and 5 % -> 34 and 53 %: the BFQ captures' device models, fitted at 2.6-3.0 in
+  flight, extrapolate to 25). mq-deadline -> BFQ it moves the p50 of pairs 1-3 only from +359,
+  +261, +226 % to +304, +217, +185 %, for two measured reasons. (1) The device model of the deep
+  mq-deadline capture is flat: bunches opened at 389 us at any depth up to its parallelism of 32
+  (slope 0), throughput held only below 4; whatever pace the host allows, a request takes about
+  300 us and the queue is Little's law of it. Pair 1 with the replayed BFQ cost at 0, 11.9 (the
+  table's), 18.4 (a-bfq-w100-900's own) and 27.6 us (a-bfq-w100-900's whole CPU per I/O: 36 k IOPS
+  on one CPU): p50 0.330, 0.290, 0.280, 0.279 ms (real 0.072). (2) The submission cost does not
+  bind: at 11.9 us a bio two processes on one CPU can submit 84 k IOPS, and the model moves 33 k;
+  the real run's limit is its whole CPU per I/O, 27.6 us, of which the Q-to-Q gap shows 18.4 (fio's
+  JSON: 25.8 us of its own CPU per I/O; reaping and completions make the rest, and no trace shows
+  them). With the probe's device model, whose latency falls with the depth, pair 1 at the same four
+  costs: p50 0.167, 0.161, 0.134, 0.089 ms and 196, 180, 147, 109 MiB/s (real 141.6): the measured
+  18.4 us gives +86 % and +3 %, the whole 27.6 us +23 % and -23 %. The table's ratio (2.03) is this
+  host's; the recorded/ captures came from another VM (kernel 6.18.44-fc-v595, -fc-v973 here) where
+  BFQ cost 3.2 times mq-deadline. The rig's pairs barely move (their processes are not CPU-bound;
+  rig/wi-mix3-mqdl -> BFQ 800:100:100 p50 +737 -> +592 %), except rig/wi-seed000-mqdl -> BFQ with
+  the probe's device model, which loses its weights (100:900 share error 1.4 -> 37.2 pp): the
+  heavy job, now paced at 7.2 us a bio (81 -> 65 MiB/s, real 61.5), no longer keeps its queue
+  backlogged and the BFQ model serves the light one meanwhile (with low_latency=0 the model loses
+  the weights with or without the host model). A validation keeps the recording scheduler and gets
+  no host model: the same cost on both sides only floored the gaps below the median at it
+  (b-mqdl-w500-500 D2C demerit 4.4 -> 12.5 %, fs-bfq-untar think-time agreement 76.2 -> 54.1 %).
 - **Other file-system pairs** miss widely: readers wait on writeback, dependencies between
   processes that the workload does not carry; the loop device's reads of a cached backing file run
   at page-cache speed under one scheduler and not the other.

@@ -27,6 +27,7 @@ type replayOptions struct {
 	input        string
 	sched        string
 	devicePath   string
+	hostPath     string
 	sets         []string
 	weights      []string
 	ioprios      []string
@@ -117,6 +118,7 @@ by path when the capture names paths.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.sched, "sched", "", "scheduler model: `none|mq-deadline|bfq|cfq`")
 	f.StringVar(&opts.devicePath, "device", "", "device timing model `DEVICE.json` (default: calibrated from INPUT)")
+	f.StringVar(&opts.hostPath, "host", "", "host submission costs per scheduler, `HOST.json` (default: the table measured on the rig's loop device; off: no host model)")
 	f.StringArrayVar(&opts.sets, "set", nil, "queue attribute `NAME=VALUE` as sysfs names it (repeatable)")
 	f.StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W`, CGROUP a numeric id or a path (repeatable)")
 	f.StringArrayVar(&opts.ioprios, "ioprio", nil, "I/O priority of a process: `PID=rt/N|be/N|idle` (repeatable; default be/4)")
@@ -371,6 +373,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		Mode:         mode,
 		Work:         work,
 	}
+	if mode == replay.Closed {
+		if cfg.Submit, err = hostModel(ios, opts.hostPath, w, do.RecordedScheduler, model.name); err != nil {
+			return err
+		}
+	}
 
 	// 4. Replay, keeping the prediction for the diff and, with -o, in Arrow.
 	pmeta := trace.Meta{Source: "replay", Kernel: kernel, Devices: []trace.Dev{w.Dev}, Cgroups: meta.Cgroups,
@@ -590,4 +597,40 @@ func bfqWarm(side *diff.Side) map[string]int64 {
 		i++
 		return m.Sched, m.Body, true
 	})
+}
+
+// hostModel returns the host model of a closed-loop replay (replay.Config.Submit):
+// the table of --host (default: replay.DefaultHostCosts; "off": none)
+// applied to the workload, recorded under recorded and replayed through
+// sched; none when they are the same or recorded is unknown (""), as in
+// a validation. In a what-if it says on stderr what it uses, or why it
+// uses none.
+func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched string) (*replay.SubmitCost, error) {
+	if path == "off" {
+		return nil, nil
+	}
+	h := replay.DefaultHostCosts()
+	from := "the built-in table"
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if h, err = replay.LoadHostCosts(f, path); err != nil {
+			return nil, err
+		}
+		from = path
+	}
+	if recorded == "" || recorded == sched {
+		return nil, nil // a validation: the capture's gaps carry its scheduler's cost
+	}
+	c, ok, why := h.SubmitCost(w, recorded, sched)
+	if !ok {
+		fmt.Fprintf(ios.ErrOut, "tracesched: no host model: %s\n", why)
+		return nil, nil
+	}
+	fmt.Fprintf(ios.ErrOut, "tracesched: host: a submission holds its CPU %.1fµs under %s (the capture's back-to-back Q-to-Q median, %d gaps), %.1fµs under %s (%s)\n",
+		float64(c.Source)/1e3, recorded, w.SubmitGaps, float64(c.Target)/1e3, sched, from)
+	return &c, nil
 }

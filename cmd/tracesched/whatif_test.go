@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -220,4 +221,78 @@ func loadDeviceModel(t *testing.T, path string) *device.Model {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return m
+}
+
+// --host: a what-if that changes the scheduler says which submission costs
+// it holds (the capture's own median gap, scaled by the file's ratio: 1 to 3
+// here, so the replayed cost is three times the recorded one); a validation
+// uses none; a bad file is an error that names it; off turns it off.
+func TestReplayHost(t *testing.T) {
+	in := fixture(t, "fx-bfq-2cg-w100-900")
+	dir := t.TempDir()
+	host := filepath.Join(dir, "host.json")
+	if err := os.WriteFile(host, []byte(`{"version": 1, "submit_ns": {"bfq": 3000, "mq-deadline": 1000}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run(t, "replay", "--sched", "mq-deadline", "--host", host, "--json", in)
+	if code != exitOK {
+		t.Fatalf("what-if: exit %d: %s", code, stderr)
+	}
+	var src, tgt float64
+	for _, l := range strings.Split(stderr, "\n") {
+		if i := strings.Index(l, "host: a submission holds its CPU "); i >= 0 {
+			var gaps int
+			if _, err := fmt.Sscanf(l[i:], "host: a submission holds its CPU %fµs under bfq (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under mq-deadline", &src, &gaps, &tgt); err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+		}
+	}
+	if src <= 0 || math.Abs(tgt-src/3) > 0.07 { // both printed to 0.1 µs
+		t.Errorf("bfq -> mq-deadline: source %.1f µs, replayed %.1f µs; want a third of it (stderr %q)", src, tgt, stderr)
+	}
+	if _, stderr, _ := run(t, "replay", "--sched", "bfq", "--weight", "1181=100", "--weight", "1201=900", "--host", host, "--json", in); strings.Contains(stderr, "host:") {
+		t.Errorf("validation: %q, want no host model", stderr)
+	}
+	if _, stderr, _ := run(t, "replay", "--sched", "mq-deadline", "--host", "off", "--json", in); strings.Contains(stderr, "host:") {
+		t.Errorf("--host off: %q", stderr)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"version": 1, "submit_ns": {"bfq": -1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "replay", "--sched", "mq-deadline", "--host", bad, "--json", in); code == exitOK || !strings.Contains(stderr, "bad.json") {
+		t.Errorf("bad host file: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// The host model where it matters: recorded/a-bfq-w100-900 (BFQ, messages
+// on, 18.4 us of CPU a submission) replayed through mq-deadline, whose
+// submissions cost 4.85/9.85 of that on this host. The same job really
+// run under mq-deadline (b-mqdl-w100-900) kept 21.2 requests on the device
+// on average (its D2C summed over its span); the replay must come within
+// a quarter of that. Without the host model it kept the BFQ run's gaps and
+// about 12 in flight.
+func TestReplayHostBFQToMqdl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a recorded capture")
+	}
+	dir := shared.Path(t, "captures", "recorded", "a-bfq-w100-900")
+	in := filepath.Join(dir, "a-bfq-w100-900")
+	inflight := func(args ...string) float64 {
+		m := replayJSON(t, append([]string{"--sched", "mq-deadline", in}, args...)...)
+		ch, _ := m["change"].(map[string]any)
+		f, _ := ch["in_flight"].(map[string]any)
+		p, ok := f["predicted"].(float64)
+		if !ok {
+			t.Fatalf("no change.in_flight.predicted in %v", m["change"])
+		}
+		return p
+	}
+	const real = 21.2
+	if got := inflight(); math.Abs(got/real-1) > 0.25 {
+		t.Errorf("host model: %.1f requests in flight, the real mq-deadline run %.1f", got, real)
+	}
+	if got := inflight("--host", "off"); got >= 0.75*real {
+		t.Errorf("--host off: %.1f in flight; the BFQ run's gaps kept fewer than %.1f", got, 0.75*real)
+	}
 }

@@ -1,0 +1,241 @@
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// The host model: the CPU time a bio's submission takes.
+//
+// A process that submits as fast as its CPU lets it (fio at its iodepth,
+// reaping and resubmitting) is paced by the submission path, whose cost
+// depends on the scheduler: on the rig's loop device a 4 KiB read costs
+// the submitting CPU 18.5 us from one Q to the next under BFQ with its
+// debug messages on (recorded/a-bfq-w100-900) against 5.8 us under
+// mq-deadline (recorded/b-mqdl-w100-900). A replay that carries the
+// mq-deadline capture's gaps into BFQ submits three times too fast, and
+// both fio jobs of those captures ran on one CPU (54,334 of a-bfq's 54,404
+// Q events on CPU 1), so they shared that cost.
+//
+// Under Config.Submit the engine holds, for every closed-loop bio that is
+// not Open, the CPU its Q was recorded on (Record.CPU) for Target from the
+// bio's Q: the process's next bio, and any other process's on that CPU,
+// arrives no earlier than that. The think time the workload carries is
+// the application's: from each captured gap the source's cost is taken
+// out (a gap Q_{k-1} -> Q_k keeps Q_k - Q_{k-1} - Source of it, and no
+// gap or think time keeps more than that), and the replay adds Target
+// after the previous Q. With Source == Target every captured gap of
+// Source or more is kept as it was, and a shorter one is floored at
+// Source; a validation replay (the recording scheduler's model) gets no
+// host model at all (HostCosts.SubmitCost), so it is unchanged.
+//
+// Not modelled: the completion path's cost (a completion bunch's C events
+// are 1.6 us apart under BFQ, 0.6 us under mq-deadline in the captures
+// above: under a tenth of the submission's), Q to D (the engine issues at
+// the Q), the application's own CPU time (carried as think time, not as a
+// CPU held), bios whose size changes the cost, and the CPU of Open bios
+// (writeback, at their captured times). A process stays on the CPUs the
+// capture shows, bio by bio: the kernel's placement under another
+// scheduler is not predicted.
+
+// SubmitCost is what Config.Submit gives the engine. Invariants: Source
+// and Target are 0 or more; Target 0 with Source 0 is no host model.
+type SubmitCost struct {
+	// Source: the CPU time, ns, one bio's submission took under the
+	// recording scheduler (Workload.SubmitGap).
+	Source trace.Time
+	// Target: the CPU time, ns, one bio's submission takes under the
+	// replayed scheduler.
+	Target trace.Time
+}
+
+// HostCosts is the per-scheduler submission cost table of a host, the
+// JSON a --host file holds:
+//
+//	{"version": 1, "submit_ns": {"bfq": 9400, "mq-deadline": 3700, "none": 3100},
+//	 "measured": "how and where"}
+//
+// submit_ns is the p50 of one process's back-to-back Q-to-Q gaps (as
+// Workload.SubmitGap measures them) under each scheduler, ns, on one host
+// with one workload, so that their ratios say what each scheduler adds.
+// Every value is positive.
+type HostCosts struct {
+	Version  int              `json:"version"`
+	SubmitNS map[string]int64 `json:"submit_ns"`
+	Measured string           `json:"measured,omitempty"`
+}
+
+// DefaultHostCosts returns the table measured on the rig's loop device
+// (bench/whatif/jobs/hostcost.fio: one 4 KiB random reader, libaio
+// iodepth 32, direct I/O, recorded with ../shared/rig, BFQ's messages on,
+// by bench/whatif/record.sh as wi-host-bfq, wi-host-mqdl and
+// wi-host-none; Workload.SubmitGap of each).
+func DefaultHostCosts() HostCosts {
+	return HostCosts{Version: 1, SubmitNS: map[string]int64{
+		"bfq":         defaultSubmitBFQ,
+		"mq-deadline": defaultSubmitMQDL,
+		"none":        defaultSubmitNone,
+	}, Measured: defaultHostMeasured}
+}
+
+// LoadHostCosts reads a HostCosts document; name is used in errors.
+func LoadHostCosts(r io.Reader, name string) (HostCosts, error) {
+	var h HostCosts
+	d := json.NewDecoder(r)
+	d.DisallowUnknownFields()
+	if err := d.Decode(&h); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return h, fmt.Errorf("%s: byte %d: %w", name, se.Offset, err)
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return h, fmt.Errorf("%s: byte %d: field %s: %w", name, te.Offset, te.Field, err)
+		}
+		return h, fmt.Errorf("%s: %w", name, err)
+	}
+	if h.Version != 1 {
+		return h, fmt.Errorf("%s: version %d, want 1", name, h.Version)
+	}
+	if len(h.SubmitNS) == 0 {
+		return h, fmt.Errorf("%s: submit_ns names no scheduler", name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(h.SubmitNS)) {
+		if v := h.SubmitNS[k]; v <= 0 || v > int64(trace.Time(1e9)) {
+			return h, fmt.Errorf("%s: submit_ns[%q] = %d: want 1 ns to 1 s", name, k, v)
+		}
+	}
+	return h, nil
+}
+
+// SubmitCost returns the host model of a replay of w, recorded under
+// recorded, through target: Source is the capture's own measure
+// (w.SubmitGap), Target that scaled by the table's ratio target/recorded
+// (the capture says how fast its host was, the table what each scheduler
+// costs relative to the others). ok is false, with the reason, when the
+// host model does not apply: the replay keeps the recording scheduler
+// (its gaps already carry that scheduler's cost: a model of the same
+// cost on both sides would only floor the gaps shorter than the median
+// at it, and a validation replay is left as it was), the capture shows
+// too few back-to-back gaps, or the table lacks a scheduler.
+func (h HostCosts) SubmitCost(w *Workload, recorded, target string) (c SubmitCost, ok bool, why string) {
+	recorded, target = strings.ToLower(recorded), strings.ToLower(target)
+	if recorded == target {
+		return c, false, "the replay keeps the recording scheduler"
+	}
+	if w.SubmitGap <= 0 {
+		return c, false, fmt.Sprintf("the capture shows %d back-to-back Q-to-Q gaps (fewer than %d)", w.SubmitGaps, minSubmitGaps)
+	}
+	src, tgt := h.SubmitNS[recorded], h.SubmitNS[target]
+	switch {
+	case recorded == "":
+		return c, false, "the recording scheduler is unknown"
+	case src <= 0:
+		return c, false, fmt.Sprintf("the host table has no cost for %s", recorded)
+	case tgt <= 0:
+		return c, false, fmt.Sprintf("the host table has no cost for %s", target)
+	}
+	t := trace.Time(float64(w.SubmitGap)*float64(tgt)/float64(src) + 0.5)
+	return SubmitCost{Source: w.SubmitGap, Target: t}, true, ""
+}
+
+// minSubmitGaps is the fewest back-to-back gaps from which
+// Workload.SubmitGap is taken.
+const minSubmitGaps = 100
+
+// gapHist counts gaps in gapBin bins up to gapBins*gapBin (the last bin
+// holds every longer gap), so the median is exact to a bin whatever the
+// capture's size.
+type gapHist struct {
+	bins []uint32
+	n    int
+}
+
+const (
+	gapBin  = trace.Time(100)
+	gapBins = 10_000 // 1 ms
+)
+
+func (h *gapHist) add(g trace.Time) {
+	if g < 0 {
+		return
+	}
+	if h.bins == nil {
+		h.bins = make([]uint32, gapBins)
+	}
+	h.bins[min(int(g/gapBin), gapBins-1)]++
+	h.n++
+}
+
+// median returns the lower median's bin centre, 0 under minSubmitGaps.
+func (h *gapHist) median() trace.Time {
+	if h.n < minSubmitGaps {
+		return 0
+	}
+	want, seen := uint64(h.n+1)/2, uint64(0)
+	for i, c := range h.bins {
+		seen += uint64(c)
+		if seen >= want {
+			return trace.Time(i)*gapBin + gapBin/2
+		}
+	}
+	return gapBins * gapBin
+}
+
+// gapSample counts e, a Q, toward the device's back-to-back gaps: its
+// process's previous Q on the device, when nothing of the process
+// completed since and that bio's submission did not sleep, and e is not
+// an asynchronous write.
+func (s *collectDev) gapSample(e *trace.Event) {
+	prev := s.lastQ[e.PID]
+	if prev == nil || !prev.rec.queue.Valid() || e.Time < prev.rec.queue {
+		return
+	}
+	if e.Cat.IsWrite() && e.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) == 0 {
+		return
+	}
+	if d, ok := s.doneAt[e.PID]; ok && d >= prev.rec.queue {
+		return
+	}
+	if g := prev.rec.got; g.Valid() && g-prev.rec.queue >= minTagSleep {
+		return
+	}
+	s.gaps.add(e.Time - prev.rec.queue)
+}
+
+// The defaults of DefaultHostCosts, ns: the mean of two runs each of
+// bench/whatif/jobs/hostcost.fio (bench/whatif/record.sh, 2026-12-01
+// 17:05-17:07 UTC, load average 6.5-8.9 from other work on the 2-CPU
+// machine), Workload.SubmitGap of wi-host-bfq and wi-host-bfq-2 9.4 and
+// 10.3 us, wi-host-mqdl(-2) 4.2 and 5.5 us, wi-host-none(-2) 3.8 and 2.8
+// us. For comparison, the same measure on the whatif pairs' captures:
+// BFQ 18.4-20.4 us in recorded/a-bfq-*, 7.7-11.6 in the rig's wi-*-bfq-*;
+// mq-deadline 5.8-6.2 in recorded/b-mqdl-*, 3.5-6.0 in wi-*-mqdl; none 3.5
+// in wi-mix4-none.
+const (
+	defaultSubmitBFQ  = 9850
+	defaultSubmitMQDL = 4850
+	defaultSubmitNone = 3300
+)
+
+const defaultHostMeasured = "bench/whatif/jobs/hostcost.fio (one 4 KiB random reader, libaio iodepth 32) on the rig's loop device, 2026-12-01, two runs per scheduler: Workload.SubmitGap means"
+
+// appThink returns the part of r's think time (or gap) that is the
+// application's: no more than its captured gap from its process's
+// previous Q (prevQ, NoTime for none) less Source, and not below 0.
+func (c *SubmitCost) appThink(r *Record, prevQ trace.Time) trace.Time {
+	t := r.Think
+	if prevQ.Valid() && r.Queue >= prevQ {
+		t = min(t, r.Queue-prevQ-c.Source)
+	} else {
+		t -= c.Source
+	}
+	return max(t, 0)
+}
