@@ -33,7 +33,6 @@ type loaded struct {
 	realMiB float64 // total MiB/s: bytes of completed requests over the active span
 	realInf float64 // mean requests on the device (sum of D2C over the span)
 	ownPred *diff.Side
-	sched   string // the scheduler that recorded it (the manifest's)
 }
 
 // load reads a capture, rebuilds its workload and calibrates a device
@@ -61,7 +60,7 @@ func load(c *capture, seed uint64) (*loaded, error) {
 		return nil, fmt.Errorf("calibrating a device model from %s: %w", c.Base, err)
 	}
 	dm, fit := cal.Model, cal.Fit
-	l := &loaded{real: real, w: w, dm: dm, fit: fit, paths: paths, diag: diag, sched: c.Man.Scheduler}
+	l := &loaded{real: real, w: w, dm: dm, fit: fit, paths: paths, diag: diag}
 	l.realMiB, l.realInf = throughput(real)
 	return l, nil
 }
@@ -238,11 +237,6 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	}
 	if s.Timed {
 		cfg.Work = replay.WorkTimed
-	}
-	// The host model, as `tracesched replay` applies it by default (the
-	// built-in table; a validation keeps the capture's own cost).
-	if sub, ok, _ := replay.DefaultHostCosts().SubmitCost(l.w, l.sched, s.Model); ok {
-		cfg.Submit = &sub
 	}
 	pmeta := trace.Meta{Source: "replay", Kernel: s.Kernel, Devices: []trace.Dev{l.w.Dev}, Cgroups: l.paths,
 		Extra: map[string]string{"scheduler": s.Model, "mode": replay.Closed.String()}}

@@ -8,7 +8,7 @@
 // (docs/cli.md): the time in which every compared cgroup had I/O queued or
 // in flight.
 //
-//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]] [-host HOST.json|off] [-o docs/whatif.md]
+//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]] [-host HOST.json|default|off] [-o docs/whatif.md]
 //
 // -captures names a directory of captures recorded with ../shared/rig for
 // these pairs (bench/whatif/jobs, bench/whatif/record.sh); pairs whose
@@ -179,7 +179,7 @@ var (
 	flagReuse    = flag.Bool("reuse", false, "reuse JSON outputs already in -work")
 	flagBin      = flag.String("tracesched", "", "the tracesched binary (default: built from ./cmd/tracesched)")
 	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
-	flagHost     = flag.String("host", "", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, or off); \"\": the built-in table")
+	flagHost     = flag.String("host", "", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, default: the built-in table, or off); \"\": the replay's default (off)")
 )
 
 // defaultDevice is the probe of the rig's loop device committed beside

@@ -97,10 +97,10 @@ func render(w io.Writer, outs []outcome) {
 	p("2026-12-01 with ../shared/rig by bench/whatif/record.sh (jobs in bench/whatif/jobs; too large for the\n")
 	p("repository; `-captures DIR` names where they are), while other work loaded the host (load average 4-22).\n")
 	switch *flagHost {
-	case "":
-		p("The replays hold each submission's CPU cost by the built-in host table (replay.DefaultHostCosts).\n\n")
-	case "off":
-		p("The replays run without the host model (`-host off`: `--host off`).\n\n")
+	case "", "off":
+		p("The replays run without the host model (`tracesched replay`'s default; `-host default` passes `--host default`).\n\n")
+	case "default":
+		p("The replays hold each submission's CPU cost by the built-in host table (`--host default`: replay.DefaultHostCosts).\n\n")
 	default:
 		p("The replays hold each submission's CPU cost by `--host %s`.\n\n", *flagHost)
 	}
@@ -415,9 +415,9 @@ const findings = `## Reading the results (measured 2026-12-01)
   ms against 25 us in the real BFQ run).
 - **Host submission cost (the p50s of mq-deadline -> BFQ).** Back-to-back Q-to-Q gaps (p50) are
   18.5-24.8 us in the recorded BFQ captures (messages on), 10.5 us in g-bfq-large-nomsg, 7.5-15.7
-  us in the rig's BFQ runs, 3.5-6.2 us under mq-deadline, 3.4-4.6 under none, 6.8 under kyber. A
-  what-if that changes the scheduler now holds each bio's submission on the CPU its Q was recorded
-  on (replay/host.go, ` + "`--host`" + `): the capture's own median back-to-back gap is the recording
+  us in the rig's BFQ runs, 3.5-6.2 us under mq-deadline, 3.4-4.6 under none, 6.8 under kyber. With
+  ` + "`--host default`" + ` (off by default, below), a what-if that changes the scheduler holds each bio's
+  submission on the CPU its Q was recorded on (replay/host.go): the capture's own median back-to-back gap is the recording
   scheduler's cost (b-mqdl-w100-900 5.8 us, a-bfq-w100-900 18.4), taken out of every gap; the
   replayed scheduler's is that times the ratio measured here with one 4 KiB reader at iodepth 32
   (bench/whatif/README.md: BFQ 9.85, mq-deadline 4.85, none 3.3 us), held first come first served
@@ -448,6 +448,10 @@ const findings = `## Reading the results (measured 2026-12-01)
   the weights with or without the host model). A validation keeps the recording scheduler and gets
   no host model: the same cost on both sides only floored the gaps below the median at it
   (b-mqdl-w500-500 D2C demerit 4.4 -> 12.5 %, fs-bfq-untar think-time agreement 76.2 -> 54.1 %).
+  The model is off by default: on the 27 pairs with each capture's own calibration it moved four
+  figures into their aims (pair 2's and 4's cgroup bandwidth, pair 4's total, and pair 4's share
+  stayed) and four out (pair 22's share 2.0 -> 4.0 pp, pair 23's bandwidth 15 -> 24 %, the p50s of
+  pairs 4 and 5 18 -> 34 and 5 -> 53 %), and it cost the seed-000 weights with the probe.
 - **Other file-system pairs** miss widely: readers wait on writeback, dependencies between
   processes that the workload does not carry; the loop device's reads of a cached backing file run
   at page-cache speed under one scheduler and not the other.

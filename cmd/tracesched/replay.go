@@ -118,7 +118,7 @@ by path when the capture names paths.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.sched, "sched", "", "scheduler model: `none|mq-deadline|bfq|cfq`")
 	f.StringVar(&opts.devicePath, "device", "", "device timing model `DEVICE.json` (default: calibrated from INPUT)")
-	f.StringVar(&opts.hostPath, "host", "", "host submission costs per scheduler, `HOST.json` (default: the table measured on the rig's loop device; off: no host model)")
+	f.StringVar(&opts.hostPath, "host", "off", "host model of a what-if: submission costs per scheduler, `HOST.json`, or default (the table measured on the rig's loop device); off: none")
 	f.StringArrayVar(&opts.sets, "set", nil, "queue attribute `NAME=VALUE` as sysfs names it (repeatable)")
 	f.StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W`, CGROUP a numeric id or a path (repeatable)")
 	f.StringArrayVar(&opts.ioprios, "ioprio", nil, "I/O priority of a process: `PID=rt/N|be/N|idle` (repeatable; default be/4)")
@@ -600,7 +600,8 @@ func bfqWarm(side *diff.Side) map[string]int64 {
 }
 
 // hostModel returns the host model of a closed-loop replay (replay.Config.Submit):
-// the table of --host (default: replay.DefaultHostCosts; "off": none)
+// the table of --host ("default": replay.DefaultHostCosts; "off", the
+// flag's default: none)
 // applied to the workload, recorded under recorded and replayed through
 // sched; none when they are the same or recorded is unknown (""), as in
 // a validation. In a what-if it says on stderr what it uses, or why it
@@ -611,7 +612,7 @@ func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched 
 	}
 	h := replay.DefaultHostCosts()
 	from := "the built-in table"
-	if path != "" {
+	if path != "default" {
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, err

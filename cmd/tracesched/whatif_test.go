@@ -226,7 +226,8 @@ func loadDeviceModel(t *testing.T, path string) *device.Model {
 // --host: a what-if that changes the scheduler says which submission costs
 // it holds (the capture's own median gap, scaled by the file's ratio: 1 to 3
 // here, so the replayed cost is three times the recorded one); a validation
-// uses none; a bad file is an error that names it; off turns it off.
+// uses none; a bad file is an error that names it; off (the default)
+// turns it off, and default takes the built-in table.
 func TestReplayHost(t *testing.T) {
 	in := fixture(t, "fx-bfq-2cg-w100-900")
 	dir := t.TempDir()
@@ -255,6 +256,12 @@ func TestReplayHost(t *testing.T) {
 	}
 	if _, stderr, _ := run(t, "replay", "--sched", "mq-deadline", "--host", "off", "--json", in); strings.Contains(stderr, "host:") {
 		t.Errorf("--host off: %q", stderr)
+	}
+	if _, stderr, _ := run(t, "replay", "--sched", "mq-deadline", "--json", in); strings.Contains(stderr, "host:") {
+		t.Errorf("no --host (off by default): %q", stderr)
+	}
+	if _, stderr, _ := run(t, "replay", "--sched", "mq-deadline", "--host", "default", "--json", in); !strings.Contains(stderr, "under mq-deadline (the built-in table)") {
+		t.Errorf("--host default: %q, want the built-in table", stderr)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"version": 1, "submit_ns": {"bfq": -1}}`), 0o644); err != nil {
@@ -289,10 +296,10 @@ func TestReplayHostBFQToMqdl(t *testing.T) {
 		return p
 	}
 	const real = 21.2
-	if got := inflight(); math.Abs(got/real-1) > 0.25 {
+	if got := inflight("--host", "default"); math.Abs(got/real-1) > 0.25 {
 		t.Errorf("host model: %.1f requests in flight, the real mq-deadline run %.1f", got, real)
 	}
-	if got := inflight("--host", "off"); got >= 0.75*real {
-		t.Errorf("--host off: %.1f in flight; the BFQ run's gaps kept fewer than %.1f", got, 0.75*real)
+	if got := inflight(); got >= 0.75*real {
+		t.Errorf("no --host (off): %.1f in flight; the BFQ run's gaps kept fewer than %.1f", got, 0.75*real)
 	}
 }
