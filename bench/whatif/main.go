@@ -222,9 +222,11 @@ func pairs() []pair {
 		if strings.Contains(fs.bfq, "idle2ms") {
 			sets = []string{"slice_idle_us=2000"}
 		}
+		// The second runs (record.sh, rec_fs) are real runs too where
+		// -captures holds them.
 		ps = append(ps,
-			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.mq, Sched: "bfq", Sets: sets, Real: []string{"recorded-fs/" + fs.bfq}},
-			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.bfq, Sched: "mq-deadline", Real: []string{"recorded-fs/" + fs.mq}})
+			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.mq, Sched: "bfq", Sets: sets, Real: []string{"recorded-fs/" + fs.bfq, "rig/" + fs.bfq + "-r2"}},
+			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.bfq, Sched: "mq-deadline", Real: []string{"recorded-fs/" + fs.mq, "rig/" + fs.mq + "-r2"}})
 	}
 	a4, b4 := cg3(100, 300, 600), cg3(600, 300, 100)
 	a3, b3 := cg3(200, 300, 500), cg3(800, 100, 100)
@@ -387,15 +389,18 @@ func runPair(bin string, p pair) outcome {
 		return o
 	}
 	var reals []*capture
+	var found []string
 	for _, r := range p.Real {
 		if c, err := locate(r); err == nil {
 			reals = append(reals, c)
+			found = append(found, r)
 		}
 	}
 	if len(reals) == 0 {
 		o.Skipped = "no real capture under the target scheduler: " + strings.Join(p.Real, ", ")
 		return o
 	}
+	o.P.Real = found // the report names the runs compared
 	// Weights by the source's cgroup ids: given, else the first real run's.
 	weights := p.Weights
 	if weights == nil && p.Sched == "bfq" {
