@@ -27,7 +27,7 @@ func scoreOf(o *outcome, dev bool) score {
 		if dev {
 			mib, shr, p50 = r.DevMiB, r.DevShr, r.DevP50
 		}
-		if rs, ok := nearest(shr, r.RealShr); ok && len(o.Rows) > 1 {
+		if rs, ok := nearestAbs(shr, r.RealShr); ok && len(o.Rows) > 1 {
 			s.share = math.Max(s.share, math.Abs(shr-rs))
 		}
 		if rm, ok := nearest(mib, r.RealMiB); ok {
@@ -234,7 +234,7 @@ func line(w io.Writer, x row, shares, dev bool) {
 		rp = append(rp, fmt.Sprintf("%.3f", 1e3*v))
 	}
 	se := "-"
-	if rs, ok := nearest(x.PredShr, x.RealShr); ok && shares && x.Path != "total" {
+	if rs, ok := nearestAbs(x.PredShr, x.RealShr); ok && shares && x.Path != "total" {
 		se = fmt.Sprintf("%+.1f pp", 100*(x.PredShr-rs))
 	}
 	be := "-"
