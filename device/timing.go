@@ -30,6 +30,7 @@ type Timing struct {
 	bytes    uint64             // bytes of the requests on the device
 	bunch    [numOps]bunchState // non-rotational with batching: the bunch opened last (per class with PerOp)
 	streams  streams            // where the last requests issued ended (OpTiming.Seq)
+	useSeq   bool               // some class has a sequential-stream factor: keep streams
 
 	// Non-rotational with SaturatedBelow: the requests on the device
 	// averaged (exponentially) over SaturationWindow and over
@@ -58,6 +59,7 @@ func (m *Model) NewDevice(seed uint64) *Timing {
 	}
 	return &Timing{
 		m:        m,
+		useSeq:   m.Kind == KindNonRotational && m.NonRotational.hasSeq(),
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		inflight: make(map[*replay.Request]struct{}),
 	}
@@ -83,7 +85,7 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 	ahead := float64(t.bytes) // the others' bytes (OpTiming.Ahead)
 	t.bytes += uint64(rq.Bytes)
 	u := t.rng.Float64()
-	seq := t.streams.issue(rq.Sector, rq.Bytes)
+	seq := t.useSeq && t.streams.issue(rq.Sector, rq.Bytes)
 	var done trace.Time
 	switch t.m.Kind {
 	case KindRotational:
