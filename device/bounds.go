@@ -23,7 +23,8 @@ const (
 	// bounded: 2^32 sectors (2 TiB).
 	boundSectors = 1 << 32
 	// maxFactor bounds the dimensionless multipliers: residual quantiles,
-	// in-flight factors, the saturation slope.
+	// in-flight factors, the saturation slope, the sequential-stream
+	// factor (which is also at least 1/maxFactor when set).
 	maxFactor = 1e4
 	// maxParallelism bounds NonRotational.Parallelism (blk-mq tags per
 	// hardware queue are at most 10240, BLK_MQ_MAX_DEPTH).
@@ -90,10 +91,14 @@ func (m *Model) checkBounds() error {
 			if t == nil {
 				continue
 			}
+			if t.Seq > maxFactor || (t.Seq > 0 && t.Seq < 1/maxFactor) {
+				return fmt.Errorf("nonrotational %s sequential_factor %g not in [%g, %g]", o, t.Seq, 1/maxFactor, float64(maxFactor))
+			}
 			if err := first(dur(fmt.Sprintf("nonrotational %s base_ns", o), t.Base, false),
 				term(fmt.Sprintf("nonrotational %s per_byte_ns", o), t.PerByte, boundBytes, "bytes"),
 				term(fmt.Sprintf("nonrotational %s ahead_per_byte_ns", o), t.Ahead, boundBytes, "bytes"),
-				factors(fmt.Sprintf("nonrotational %s residual", o), t.Residual)); err != nil {
+				factors(fmt.Sprintf("nonrotational %s residual", o), t.Residual),
+				factors(fmt.Sprintf("nonrotational %s sequential_residual", o), t.SeqResidual)); err != nil {
 				return err
 			}
 			for _, q := range t.ByInflight {
@@ -160,7 +165,11 @@ func (m *Model) clampToBounds() {
 			dur(&t.Base, false)
 			term(&t.PerByte, boundBytes)
 			term(&t.Ahead, boundBytes)
+			if t.Seq > 0 {
+				t.Seq = math.Min(math.Max(t.Seq, 1/maxFactor), maxFactor)
+			}
 			table(t.Residual, maxFactor)
+			table(t.SeqResidual, maxFactor)
 			for _, q := range t.ByInflight {
 				table(q, maxFactor)
 			}

@@ -26,6 +26,9 @@ type sample struct {
 	// ahead is the bytes of the other requests on the device just after
 	// its issue (itself excluded), counted as k counts them.
 	ahead float64
+	// seq: it continues a stream (streams.issue over every request
+	// issued before it, in replay order), as Timing tells it.
+	seq bool
 }
 
 // event is an issue or completion in a capture, in replay order.
@@ -74,8 +77,9 @@ type capture struct {
 //  2. Issues and completions are ordered by time, completions first at
 //     equal times, then by request ID: the order scoring replays them in.
 //  3. Walking that order gives, at each D, the number of requests on the
-//     device (k) and the bytes of the others (ahead); requests with both a
-//     D and a C at or after it become samples.
+//     device (k), the bytes of the others (ahead) and whether it continues
+//     a stream (seq, streams.issue); requests with both a D and a C at or
+//     after it become samples.
 //  4. Walking completions in order gives each sample's service time (as a
 //     device serving one request at a time would see it) and the head
 //     position before it.
@@ -134,6 +138,7 @@ func prepare(reqs []trace.Request) *capture {
 	sortEvents(c.events, ids, first)
 	c.samples = make([]sample, 0, nSamples)
 	onDev, onBytes := 0, 0.0
+	var st streams
 	for _, e := range c.events {
 		r := &c.rqs[e.req]
 		if e.done {
@@ -143,13 +148,14 @@ func prepare(reqs []trace.Request) *capture {
 		}
 		onDev++
 		onBytes += float64(r.Bytes)
+		seq := st.issue(r.Sector, r.Bytes)
 		if !hasSample[e.req] {
 			continue
 		}
 		c.samples = append(c.samples, sample{
 			req: e.req, issue: e.t, k: onDev, op: OpOf(r.Cat, r.Bytes),
 			sector: r.Sector, bytes: r.Bytes, write: r.Cat.IsWrite(),
-			ahead: max(onBytes-float64(r.Bytes), 0),
+			ahead: max(onBytes-float64(r.Bytes), 0), seq: seq,
 		})
 	}
 	// Completion times, and the service walk (step 4).

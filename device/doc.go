@@ -11,8 +11,12 @@
 //     (or the factor measured at k, where the capture showed k often),
 //     raised to the class's SatExp where it has one (a class other than
 //     the largest whose latency grows otherwise with k),
+//     times the class's sequential-stream factor Seq where it has one and
+//     the request continues a stream (it starts where one of the last
+//     SeqRecent requests issued ended: locality, as a loop device whose
+//     host reads its backing file ahead shows it),
 //     times a residual multiplier drawn from the class's empirical residual
-//     distribution. Below SaturatedBelow (the fewest requests the capture
+//     distribution (the sequential requests' own, SeqResidual, with Seq). Below SaturatedBelow (the fewest requests the capture
 //     kept on the device for nine tenths of its busy time, when that is 4
 //     or more) the capture says nothing of the device, and the model holds
 //     its throughput instead of its latency: once the requests on the
@@ -61,9 +65,10 @@
 //
 // # JSON form
 //
-// Model.Save writes, and Load reads, this document (version 3; Load also
-// reads version 2, the same without "ahead_per_byte_ns", and version 1,
-// without "batching" either, as a model without them). Durations
+// Model.Save writes, and Load reads, this document (version 4; Load also
+// reads version 3, the same without "sequential_factor" and
+// "sequential_residual", version 2, without "ahead_per_byte_ns" either,
+// and version 1, without "batching" either, as a model without them). Durations
 // are integer nanoseconds (suffix _ns), per-byte and per-sector costs are
 // nanoseconds as floats, distances are 512-byte sectors. A quantile table
 // is {"p": [...], "x": [...]}: value x[i] at probability p[i], p rising from
@@ -71,7 +76,7 @@
 // nondecreasing, interpolated linearly in between; up to 1025 entries.
 //
 //	{
-//	  "version": 3,
+//	  "version": 4,
 //	  "kind": "nonrotational" | "rotational",
 //	  "nonrotational": {
 //	    "parallelism": 8,            requests the device serves at once
@@ -81,6 +86,8 @@
 //	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
 //	              "saturation_exponent": 0.2,  the class's own power of the factor (optional; 0 or absent: 1)
 //	              "ahead_per_byte_ns": 0.55,   wait per byte on the device ahead (optional; then no saturation)
+//	              "sequential_factor": 0.21,   factor of a request continuing a stream (optional; 0 or absent: none)
+//	              "sequential_residual": {...}, their multipliers (with sequential_factor)
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none
 //	    "batching": {"join_lead_ns": 86000, "join_window_ns": 400000, "drain_ns": 780,

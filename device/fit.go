@@ -711,3 +711,103 @@ func fitSatExp(n *NonRotational, ss []sample, byOp [numOps][]int) {
 		t.Ahead *= bestA
 	}
 }
+
+// minSeqGroup is the fewest requests of a class that continue a stream,
+// and the fewest that do not, for fitSeq to give the class a
+// sequential-stream factor.
+const minSeqGroup = 50
+
+// fitSeq gives each class of n (reads and writes) whose samples in ss show both sequential
+// and other requests (minSeqGroup of each, flushes left out) its
+// sequential-stream factor (OpTiming.Seq), against the latencies n gives
+// them now (u_i = mean(bytes)*factor at k, less the Ahead wait w_i):
+//
+//  1. B = sum(d2c_i - w_i)/sum(u_i) over the non-sequential requests, A
+//     the same over the sequential ones (ratios of sums: a few slow
+//     requests do not decide them);
+//  2. Base and PerByte are scaled by B (the non-sequential requests keep
+//     the level the line gives them), Seq = A/B;
+//  3. the residual tables are fitted again with the factor: the
+//     sequential requests' (SeqResidual), and the others' as the fit that
+//     made n fitted them (by in-flight bucket where n has them).
+//
+// It reports whether any class got a factor. A class whose factor comes
+// within 5 % of 1 gets none: locality makes no difference there.
+func fitSeq(n *NonRotational, ss []sample, nq int) bool {
+	any := false
+	for _, o := range [...]Op{OpRead, OpWrite} { // "other" times the flushes (flushLatency): no streams
+		t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]
+		if t == nil {
+			continue
+		}
+		var idx []int
+		var nSeq int
+		for i, s := range ss {
+			if s.op == o {
+				idx = append(idx, i)
+				if s.seq {
+					nSeq++
+				}
+			}
+		}
+		if nSeq < minSeqGroup || len(idx)-nSeq < minSeqGroup {
+			continue
+		}
+		var ySeq, uSeq, yRnd, uRnd float64
+		for _, i := range idx {
+			s := ss[i]
+			u := t.mean(s.bytes) * t.sat(n.sampleSat(s))
+			y := max(s.d2c-t.wait(s.ahead), 0)
+			if s.seq {
+				ySeq, uSeq = ySeq+y, uSeq+u
+			} else {
+				yRnd, uRnd = yRnd+y, uRnd+u
+			}
+		}
+		if !(uSeq > 0 && uRnd > 0 && yRnd > 0) {
+			continue
+		}
+		b := yRnd / uRnd
+		seq := (ySeq / uSeq) / b
+		if !(seq > 0) || math.Abs(seq-1) < 0.05 {
+			continue
+		}
+		t.Base = time.Duration(math.Round(float64(t.Base) * b))
+		t.PerByte *= b
+		t.Seq = min(max(seq, 1/maxFactor), maxFactor)
+		any = true
+		// The residuals with the factor: the sequential requests' table,
+		// and the others' as the fit that made n had them.
+		var rSeq, rRnd []float64
+		var byB [][]float64
+		for _, i := range idx {
+			s := ss[i]
+			m := t.mean(s.bytes) * t.sat(n.sampleSat(s)) * t.seqScale(s.seq)
+			if m <= 0 {
+				continue
+			}
+			x := max(s.d2c-t.wait(s.ahead), 0) / m
+			if s.seq {
+				rSeq = append(rSeq, x)
+				continue
+			}
+			rRnd = append(rRnd, x)
+			bk := InflightBucket(s.k)
+			for len(byB) <= bk {
+				byB = append(byB, nil)
+			}
+			byB[bk] = append(byB[bk], x)
+		}
+		t.Residual = QuantilesOf(rRnd, nq)
+		t.SeqResidual = QuantilesOf(rSeq, nq)
+		if t.ByInflight != nil {
+			t.ByInflight = make([]Quantiles, len(byB))
+			for bk, rs := range byB {
+				if len(rs) >= minBucket {
+					t.ByInflight[bk] = QuantilesOf(rs, max(nq/4, 16))
+				}
+			}
+		}
+	}
+	return any
+}

@@ -30,7 +30,7 @@ func TestSaturatedBelow(t *testing.T) {
 		want      float64
 	}{{5, 5, 5, 3850e3 * 5 / 43}, {5, 20, 30, 3850e3 * 20 / 43}, {30, 5, 10, 3850e3 * 30 / 43}, {43, 5, 5, 3850e3},
 		{10, 43, 5, 3850e3}, {10, 10, 43, 3850e3}, {50, 50, 50, 3850e3}} {
-		if got := n.latencyAvg(c.k, c.avg, c.slow, trace.CatRead, 4096, 0, 0.5); math.Abs(got-c.want) > 1 {
+		if got := n.latencyAvg(c.k, c.avg, c.slow, trace.CatRead, 4096, 0, false, 0.5); math.Abs(got-c.want) > 1 {
 			t.Errorf("k %d, averages %.0f and %.0f: latency %.0f ns, want %.0f", c.k, c.avg, c.slow, got, c.want)
 		}
 	}

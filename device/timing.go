@@ -29,6 +29,8 @@ type Timing struct {
 	head     uint64             // sector after the last request issued
 	bytes    uint64             // bytes of the requests on the device
 	bunch    [numOps]bunchState // non-rotational with batching: the bunch opened last (per class with PerOp)
+	streams  streams            // where the last requests issued ended (OpTiming.Seq)
+	useSeq   bool               // some class has a sequential-stream factor: keep streams
 
 	// Non-rotational with SaturatedBelow: the requests on the device
 	// averaged (exponentially) over SaturationWindow and over
@@ -57,6 +59,7 @@ func (m *Model) NewDevice(seed uint64) *Timing {
 	}
 	return &Timing{
 		m:        m,
+		useSeq:   m.Kind == KindNonRotational && m.NonRotational.hasSeq(),
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		inflight: make(map[*replay.Request]struct{}),
 	}
@@ -82,6 +85,7 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 	ahead := float64(t.bytes) // the others' bytes (OpTiming.Ahead)
 	t.bytes += uint64(rq.Bytes)
 	u := t.rng.Float64()
+	seq := t.useSeq && t.streams.issue(rq.Sector, rq.Bytes)
 	var done trace.Time
 	switch t.m.Kind {
 	case KindRotational:
@@ -99,7 +103,7 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		if isFlush(rq.Cat, rq.Bytes) {
 			done = now + trace.Time(nsRound(n.flushLatency(ahead, u)))
 		} else {
-			done = now + trace.Time(nsRound(n.latencyAvg(len(t.inflight), t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, u)))
+			done = now + trace.Time(nsRound(n.latencyAvg(len(t.inflight), t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, seq, u)))
 		}
 		if n.Batching != nil && !isFlush(rq.Cat, rq.Bytes) {
 			done = n.Batching.place(&t.bunch, OpOf(rq.Cat, rq.Bytes), now, done)
@@ -152,17 +156,17 @@ func (t *Timing) average(now trace.Time) {
 
 // latency returns the latency of a request with k requests on the device
 // (itself included) holding ahead bytes besides its own, for the draw u
-// in [0, 1), ns.
-func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, ahead, u float64) float64 {
-	return n.latencyAvg(k, float64(k), float64(k), cat, bytes, ahead, u)
+// in [0, 1), ns; seq: it continues a stream (OpTiming.Seq).
+func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, ahead float64, seq bool, u float64) float64 {
+	return n.latencyAvg(k, float64(k), float64(k), cat, bytes, ahead, seq, u)
 }
 
 // latencyAvg is latency with the requests on the device averaged avg and
 // slow (saturationAvg).
-func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, ahead, u float64) float64 {
+func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, ahead float64, seq bool, u float64) float64 {
 	ot := n.op(OpOf(cat, bytes))
-	l := ot.mean(bytes) * ot.sat(n.saturationAvg(k, avg, slow))
-	if r := ot.residual(k); r.Len() > 0 {
+	l := ot.mean(bytes) * ot.sat(n.saturationAvg(k, avg, slow)) * ot.seqScale(seq)
+	if r := ot.residual(k, seq); r.Len() > 0 {
 		l *= r.At(u)
 	}
 	return l + ot.wait(ahead)

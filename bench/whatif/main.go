@@ -223,9 +223,11 @@ func pairs() []pair {
 		if strings.Contains(fs.bfq, "idle2ms") {
 			sets = []string{"slice_idle_us=2000"}
 		}
+		// The second runs (record.sh, rec_fs) are real runs too where
+		// -captures holds them.
 		ps = append(ps,
-			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.mq, Sched: "bfq", Sets: sets, Real: []string{"recorded-fs/" + fs.bfq}},
-			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.bfq, Sched: "mq-deadline", Real: []string{"recorded-fs/" + fs.mq}})
+			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.mq, Sched: "bfq", Sets: sets, Real: []string{"recorded-fs/" + fs.bfq, "rig/" + fs.bfq + "-r2"}},
+			pair{Group: "recorded-fs", Source: "recorded-fs/" + fs.bfq, Sched: "mq-deadline", Real: []string{"recorded-fs/" + fs.mq, "rig/" + fs.mq + "-r2"}})
 	}
 	a4, b4 := cg3(100, 300, 600), cg3(600, 300, 100)
 	a3, b3 := cg3(200, 300, 500), cg3(800, 100, 100)
@@ -388,15 +390,18 @@ func runPair(bin string, p pair) outcome {
 		return o
 	}
 	var reals []*capture
+	var found []string
 	for _, r := range p.Real {
 		if c, err := locate(r); err == nil {
 			reals = append(reals, c)
+			found = append(found, r)
 		}
 	}
 	if len(reals) == 0 {
 		o.Skipped = "no real capture under the target scheduler: " + strings.Join(p.Real, ", ")
 		return o
 	}
+	o.P.Real = found // the report names the runs compared
 	// Weights by the source's cgroup ids: given, else the first real run's.
 	weights := p.Weights
 	if weights == nil && p.Sched == "bfq" {
@@ -491,10 +496,27 @@ func runPair(bin string, p pair) outcome {
 	return o
 }
 
-// nearest returns the real run's value closest to v, and the error
-// against it: the runs of one job differ, and a prediction within the
-// spread of the runs is as good as the runs are.
+// nearest returns the real run's value closest to v by the relative
+// error reported (relErr), and the error against it: the runs of one job
+// differ, and a prediction within the spread of the runs is as good as
+// the runs are. (By absolute distance a p50 of 27 ms was compared with a
+// run's 6.0 ms, +357 %, rather than with another's 270 ms, -90 %.)
 func nearest(v float64, runs []float64) (float64, bool) {
+	if len(runs) == 0 {
+		return 0, false
+	}
+	best := runs[0]
+	for _, r := range runs[1:] {
+		if e, b := math.Abs(relErr(v, r)), math.Abs(relErr(v, best)); e < b || math.IsNaN(b) {
+			best = r
+		}
+	}
+	return best, true
+}
+
+// nearestAbs is nearest by absolute distance: for shares, whose error is
+// reported in percentage points.
+func nearestAbs(v float64, runs []float64) (float64, bool) {
 	if len(runs) == 0 {
 		return 0, false
 	}

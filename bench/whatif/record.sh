@@ -46,3 +46,19 @@ for r in "" -2; do
     echo "$n rc=$?"
   done
 done
+# Second runs of some recorded-fs captures (../shared/captures/recorded-fs: one run each),
+# recorded by the rig's run_fs_scenarios.sh as those were and stored as NAME-r2.
+rec_fs() { # name
+  [ -f "$out/$1-r2/manifest.json" ] && return
+  local tmp; tmp=$(mktemp -d)
+  DEST=$tmp MAXLOAD=${MAXLOAD:-4} LOADWAIT_MAX=${LOADWAIT_MAX:-60} ./run_fs_scenarios.sh "$1" > "$out/$1-r2.log" 2>&1
+  echo "$1-r2 rc=$?"
+  [ -f "$tmp/$1/manifest.json" ] && "$here/rename-capture.sh" "$tmp/$1" "$out/$1-r2"
+  rm -rf "$tmp"
+}
+rec_fs fs-bfq-2bufread-idle2ms
+rec_fs fs-mqdl-2bufread
+rec_fs fs-bfq-fsync-vs-seqread
+rec_fs fs-mqdl-fsync-vs-seqread
+rec_fs fs-bfq-writeback
+rec_fs fs-mqdl-writeback

@@ -27,7 +27,7 @@ func scoreOf(o *outcome, dev bool) score {
 		if dev {
 			mib, shr, p50 = r.DevMiB, r.DevShr, r.DevP50
 		}
-		if rs, ok := nearest(shr, r.RealShr); ok && len(o.Rows) > 1 {
+		if rs, ok := nearestAbs(shr, r.RealShr); ok && len(o.Rows) > 1 {
 			s.share = math.Max(s.share, math.Abs(shr-rs))
 		}
 		if rm, ok := nearest(mib, r.RealMiB); ok {
@@ -242,7 +242,7 @@ func line(w io.Writer, x row, shares, dev bool) {
 		rp = append(rp, fmt.Sprintf("%.3f", 1e3*v))
 	}
 	se := "-"
-	if rs, ok := nearest(x.PredShr, x.RealShr); ok && shares && x.Path != "total" {
+	if rs, ok := nearestAbs(x.PredShr, x.RealShr); ok && shares && x.Path != "total" {
 		se = fmt.Sprintf("%+.1f pp", 100*(x.PredShr-rs))
 	}
 	be := "-"
@@ -452,9 +452,28 @@ const findings = `## Reading the results (measured 2026-12-01)
   figures into their aims (pair 2's and 4's cgroup bandwidth, pair 4's total, and pair 4's share
   stayed) and four out (pair 22's share 2.0 -> 4.0 pp, pair 23's bandwidth 15 -> 24 %, the p50s of
   pairs 4 and 5 18 -> 34 and 5 -> 53 %), and it cost the seed-000 weights with the probe.
+- **Buffered readers are paced by their own CPU, which moves from run to run (pairs 6-9).** Each
+  fio reader of the 2bufread pair reads ahead in 5 MiB bios (read_ahead_kb 2560, doubled by fio's
+  POSIX_FADV_SEQUENTIAL, mm/fadvise.c), each split into four 1.25 MiB requests, and keeps at most
+  two of them in flight (the async readahead starts at the first page of the window before; of
+  the earlier bios of the same reader, 0.13 were in flight at a bio's Q under mq-deadline, 0.48
+  under BFQ). The recorded mq-deadline run (697.7 MiB/s) left the device idle 46 % of its 2.0 s
+  (1.08 s busy, 6.85 requests in flight while busy): its readers took 13.6 ms (p50) to consume a
+  5 MiB window, fio's sys CPU 68-78 %; the recorded BFQ run (1412.0 MiB/s) 1.08 ms, sys 23-25 %,
+  and waited on the device (busy 80 %, 12.9 in flight). Second runs recorded at 17:03-17:04 (load
+  average 9.5-10) reversed the order: BFQ 708.1 MiB/s (consume 9.96 ms, sys 28 %), mq-deadline
+  914.1 (4.14 ms, sys 17 %). Neither scheduler nor device decides it. Locality does not differ:
+  every 1.25 MiB request continues its reader's stream under both, and 20 % (mq-deadline) and
+  19 % (BFQ) do not start where the request dispatched before them ended (BFQ's slices do not
+  keep one stream at the device here). And the device model transfers: the BFQ capture's model
+  times the mq-deadline capture's requests, each issued at its real D, at +2 % of their mean D2C. The replay carries each capture's consumption as think time, as it should;
+  against both runs pair 6 comes within 2 % and pair 7 48 % high (its source readers were the fast
+  ones). The fsync pair's mq-deadline reader likewise moved 453 MiB/s at 71.5 % sys and 981 at
+  24 % in its second run (BFQ: 28.8 and 72.9): pair 9's reader +210 % -> +43 %.
 - **Other file-system pairs** miss widely: readers wait on writeback, dependencies between
-  processes that the workload does not carry; the loop device's reads of a cached backing file run
-  at page-cache speed under one scheduler and not the other.
+  processes that the workload does not carry; the writeback the BFQ capture's flushers issued
+  (58 MiB/s; 243 in its second run) arrives at its captured times in the replay, so BFQ ->
+  mq-deadline cannot show mq-deadline's 249 MiB/s (pair 11, total -65 %).
 - **Probe** (the columns on the right: bench/whatif/loop-probe.device.json.zst, a 120 s probe of
   a loop device made as the rig makes its own, bench/whatif/README.md). With it instead of each
   capture's own calibration, 4 of the 27 pairs come out at least as well on every figure. Shares
