@@ -210,7 +210,12 @@ func TestProbePasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := openProbe(t, path, true)
-	opts := ProbeOptions{Budget: 500 * time.Millisecond, Depths: []int{1}, Sizes: []uint32{4 << 10}, Writes: true, Passes: 2}
+	// A clock that moves 20 us a reading: each step's length is a count of
+	// the probe's readings, not of wall time a loaded machine stretches
+	// (with time.Now a slow fdatasync could leave the last step no room).
+	var now time.Time
+	clock := func() time.Time { now = now.Add(20 * time.Microsecond); return now }
+	opts := ProbeOptions{Budget: 500 * time.Millisecond, Depths: []int{1}, Sizes: []uint32{4 << 10}, Writes: true, Passes: 2, Now: clock}
 	res, err := Probe(f, opts)
 	if err != nil {
 		t.Fatal(err)
