@@ -72,6 +72,10 @@ type collectDev struct {
 	// unplugged: the bio after whose G its process unplugged (U), until
 	// its next Q or P: a P right after is blk_add_rq_to_plug's flush.
 	unplugged map[uint32]*collectQ
+	// attempted: a process's newest request that left its plug (I or D)
+	// while the process's latest bio, queued at its end, had tried to
+	// merge with it and not yet got its request (dropTail).
+	attempted map[uint32]*segTail
 }
 
 // segTail is a process's newest request in the capture, from its G until
@@ -94,6 +98,7 @@ type collectQ struct {
 	// inF, inFF: still waiting in collectDev.waitF, waitFF.
 	inF, inFF bool
 	split     bool // an X followed its Q: it was split at max_sectors
+	held      bool // in a tail of collectDev.attempted: not released yet
 }
 
 // NewCollector returns an empty Collector with its own Rebuilder.
@@ -121,7 +126,7 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	if s == nil {
 		s = &collectDev{dev: d, perPID: map[uint32]int{}, stats: newStatsBuilder(),
 			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}, tails: map[uint32]*segTail{},
-			unplugged: map[uint32]*collectQ{}}
+			unplugged: map[uint32]*collectQ{}, attempted: map[uint32]*segTail{}}
 		c.devs[d] = s
 		c.devList = append(c.devList, s)
 	}
@@ -197,6 +202,7 @@ func (c *Collector) Before(e *trace.Event) {
 		c.byKey[bioKey{e.PID, idx}] = q
 		s.lastQ[e.PID] = q
 		delete(s.unplugged, e.PID)
+		s.dropAttempted(e.PID)
 	case trace.ActionGetRQ, trace.ActionBackMerge, trace.ActionFrontMerge:
 		// The end of the bio's submission (it slept for a request before G).
 		s := c.dev(e.Dev)
@@ -238,7 +244,19 @@ func (c *Collector) Before(e *trace.Event) {
 		delete(s.unplugged, e.PID)
 		if s.plug[e.PID] {
 			s.plug[e.PID] = false
-			if q := s.lastQ[e.PID]; q != nil && q.plugged {
+			q := s.lastQ[e.PID]
+			if q != nil && e.Action == trace.ActionUnplugTimer && !q.rec.got.Valid() {
+				// A UT between the bio's Q and its G or merge: it slept
+				// in blk_mq_get_new_requests for a request or a tag,
+				// after blk_mq_attempt_bio_merge had failed, and the
+				// sleep flushed the plug (sched_submit_work ->
+				// blk_flush_plug). The plug stays installed: the bio's
+				// new request goes to it (the P after its G), so the
+				// bio does not end its plug; the engine's own tag sleep
+				// flushes the plug when the replay sleeps too.
+				break
+			}
+			if q != nil && q.plugged {
 				if !q.plugEnd && e.Action == trace.ActionUnplugIO && q.rec.got.Valid() {
 					s.unplugged[e.PID] = q
 				}
@@ -279,6 +297,12 @@ func (c *Collector) Before(e *trace.Event) {
 // their Segments grow to that (the segment rule on Workload).
 func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
 	t := s.tails[e.PID]
+	if a := s.attempted[e.PID]; a != nil {
+		s.dropAttempted(e.PID)
+		if t == nil && bio && e.Action == trace.ActionGetRQ {
+			t = a
+		}
+	}
 	switch {
 	case e.Action == trace.ActionGetRQ && bio:
 		if t != nil && t.end == q.rec.sector && !q.split && mergeable(t.cat, q.rec.cat) && t.cgroup == q.rec.cgroup &&
@@ -305,7 +329,34 @@ func (s *collectDev) dropTail(sector uint64) {
 	for pid, t := range s.tails {
 		if t.start == sector {
 			delete(s.tails, pid)
+			if q := s.lastQ[pid]; q != nil && !q.rec.got.Valid() && t.end == q.rec.sector {
+				// The process's latest bio, queued where the request ends,
+				// has neither its G nor a merge yet: it tried the plug
+				// before the request left it (blk_mq_submit_bio calls
+				// blk_mq_attempt_bio_merge before blk_mq_get_new_requests,
+				// whose sleep for a tag flushed the plug), so its G still
+				// tells whether that merge was refused.
+				// Its bios are held in the FIFO until then (they may
+				// complete while the process sleeps for its tag, and the
+				// segment rule may still raise their Segments).
+				s.attempted[pid] = t
+				for _, b := range t.bios {
+					b.held = true
+				}
+			}
 		}
+	}
+}
+
+// dropAttempted forgets pid's attempted tail and lets its bios go.
+func (s *collectDev) dropAttempted(pid uint32) {
+	a := s.attempted[pid]
+	if a == nil {
+		return
+	}
+	delete(s.attempted, pid)
+	for _, b := range a.bios {
+		b.held = false
 	}
 }
 
@@ -398,7 +449,7 @@ func (c *Collector) After() {
 func (c *Collector) release(s *collectDev, eof bool) {
 	for s.head < len(s.fifo) {
 		q := s.fifo[s.head]
-		if !(q.done && !q.inF && !q.inFF) && !eof {
+		if !(q.done && !q.inF && !q.inFF && !q.held) && !eof {
 			return
 		}
 		s.fifo[s.head] = nil

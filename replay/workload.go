@@ -530,6 +530,7 @@ func (f *inferrer) infer(r *Record) {
 	if awake && r.DepCount > p.lastDeps {
 		r.DepCount = p.lastDeps
 	}
+	depthNeed := r.DepCount // before step 3b raises it
 	switch {
 	case first || async:
 		r.Open, r.DepCount = true, 0
@@ -585,7 +586,14 @@ func (f *inferrer) infer(r *Record) {
 	p.plugOpen = r.Plugged && !r.PlugEnd
 	p.lastDeps = r.DepCount
 	p.n++
-	if drop := r.DepCount - p.passedBase - maxDepthGrowth; drop > 64 && drop*2 >= int64(len(p.passedAt)) {
+	// Forget the completions no later bio can need: its depth-based
+	// DepCount is at least this one's less the depth's growth. A step 3b
+	// bio needs every completion, far more than its depth asks; trimming
+	// by that count made the next ordered write's depth-based count fall
+	// before the kept completions, and skipped its step 3b
+	// (fs-mqdl-untar: sync's second superblock write, FUA, queued 7 us
+	// after its own flush completed, was replayed without waiting for it).
+	if drop := depthNeed - p.passedBase - maxDepthGrowth; drop > 64 && drop*2 >= int64(len(p.passedAt)) {
 		n := copy(p.passedAt, p.passedAt[drop:])
 		p.passedAt, p.passedBase = p.passedAt[:n], p.passedBase+drop
 	}
