@@ -99,6 +99,8 @@ type collectQ struct {
 	inF, inFF bool
 	split     bool // an X followed its Q: it was split at max_sectors
 	held      bool // in a tail of collectDev.attempted: not released yet
+	// flushBefore: a UT came between its Q and its G (Record.flushBefore)
+	flushBefore bool
 }
 
 // NewCollector returns an empty Collector with its own Rebuilder.
@@ -252,8 +254,11 @@ func (c *Collector) Before(e *trace.Event) {
 				// sleep flushed the plug (sched_submit_work ->
 				// blk_flush_plug). The plug stays installed: the bio's
 				// new request goes to it (the P after its G), so the
-				// bio does not end its plug; the engine's own tag sleep
-				// flushes the plug when the replay sleeps too.
+				// bio does not end its plug. The flush came before the
+				// bio's request: the engine flushes the plug there too
+				// (Record.flushBefore), whether or not the replay's queue
+				// makes the bio sleep.
+				q.flushBefore = true
 				break
 			}
 			if q != nil && q.plugged {
@@ -469,6 +474,9 @@ func (c *Collector) release(s *collectDev, eof bool) {
 		if q.plugEnd {
 			r.flags |= recPlugEnd
 		}
+		if q.flushBefore {
+			r.flags |= recFlushBefore
+		}
 		if c.names.name(r.comm) == "" {
 			r.comm = c.names.id(c.comms[r.pid])
 		}
@@ -561,6 +569,7 @@ type storedRecord struct {
 const (
 	recPlugged = 1 << iota
 	recPlugEnd
+	recFlushBefore
 )
 
 // recordStore holds records column by column (internal/column: a few
@@ -685,7 +694,7 @@ func (s *storeSource) next() (*Record, error) {
 	s.block = s.block[1:]
 	*r = Record{PID: sr.pid, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
 		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
-		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, got: sr.got, Segments: sr.segs}
+		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, flushBefore: sr.flags&recFlushBefore != 0, got: sr.got, Segments: sr.segs}
 	if s.wb {
 		switch {
 		case s.fua && sr.cat&trace.CatFlush != 0:

@@ -593,6 +593,11 @@ func (e *Engine) getRequest(p *proc, r *Record) {
 		// the tail (rq_list_add_tail, Linux 6.13 on; the head was the
 		// newest before): sync in fs-bfq-untar keeps 32 requests of 512
 		// KiB behind a first one of 4 KiB on its plug.
+		if r.flushBefore && len(p.plug) > 0 {
+			// The capture's process slept for a tag here, which flushed
+			// its plug before this request (Record.flushBefore).
+			e.flushPlug(p, true)
+		}
 		if n := len(p.plug); n == 0 {
 			e.emitNote(trace.ActionPlug, p, 0)
 		} else if n >= blkMaxRequestCount || p.plug[0].Bytes >= blkPlugFlushSize {

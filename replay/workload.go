@@ -37,6 +37,11 @@ type Record struct {
 	// unplugged (U) after this bio and before its next one; the plug list is
 	// flushed once this bio has its request.
 	Plugged, PlugEnd bool
+	// flushBefore: the process's plug was flushed after the bio's Q and
+	// before its request (a UT between them: it slept for a tag after
+	// its merge attempt failed), and the bio's request started the plug
+	// again. The engine flushes the plug before the bio's new request.
+	flushBefore bool
 
 	// What released the bio (see the closed-loop rule on Workload):
 	// Open: it arrives at its captured Queue time whatever the mode.
