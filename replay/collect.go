@@ -533,8 +533,10 @@ func (c *Collector) Workload() (*Workload, error) {
 		}
 	}
 	recs, names := &s.recs, &c.names
+	wb, fua := w.WriteCache == WriteBack, w.FUA
+	lock := inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) })
 	w.open = func() (recordSource, error) {
-		return &storeSource{recs: recs, names: names, inf: newInferrer(), wb: w.WriteCache == WriteBack, fua: w.FUA}, nil
+		return &storeSource{recs: recs, names: names, inf: newInferrer(), wb: wb, fua: fua, lock: lock}, nil
 	}
 	// The other devices' bios are not replayed.
 	for d, o := range c.devs {
@@ -679,6 +681,22 @@ type storeSource struct {
 	// Workload.FUA), which decide which bios complete at their flush
 	// sequence's end (collectDev.waitF).
 	wb, fua bool
+	lock    map[bioKey]lockMark // step 7 (inferLock); nil: no lock
+}
+
+// recordDone is a stored record's completion for its process: with a
+// write-back cache, a flush's (and without FUA a FUA write's) is the end
+// of its flush sequence (collectDev.waitF, waitFF).
+func recordDone(sr *storedRecord, wb, fua bool) trace.Time {
+	if wb {
+		switch {
+		case fua && sr.cat&trace.CatFlush != 0:
+			return sr.doneF
+		case !fua && sr.cat&(trace.CatFlush|trace.CatFUA) != 0:
+			return sr.doneFF
+		}
+	}
+	return sr.done
 }
 
 func (s *storeSource) next() (*Record, error) {
@@ -695,13 +713,10 @@ func (s *storeSource) next() (*Record, error) {
 	*r = Record{PID: sr.pid, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
 		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
 		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, flushBefore: sr.flags&recFlushBefore != 0, got: sr.got, Segments: sr.segs}
-	if s.wb {
-		switch {
-		case s.fua && sr.cat&trace.CatFlush != 0:
-			r.Done = sr.doneF
-		case !s.fua && sr.cat&(trace.CatFlush|trace.CatFUA) != 0:
-			r.Done = sr.doneFF
-		}
+	r.Done = recordDone(&sr, s.wb, s.fua)
+	if m, ok := s.lock[bioKey{sr.pid, sr.index}]; ok {
+		r.lockOpen, r.lockClose, r.lockWake = m.open, m.close, m.wake
+		r.lockWaited, r.lockGap = m.waited, m.gap
 	}
 	s.inf.infer(r)
 	return r, nil

@@ -159,8 +159,14 @@ type Engine struct {
 	// waiters: processes whose head bio waits for a record's predicted
 	// completion (a cross-process edge), by that record.
 	waiters map[*Record][]*proc
-	woken   []*proc
-	err     error
+	// The lock of exclusive flush sections (step 7, lock.go): its holder
+	// (nil when free), when it was last released, and the processes
+	// whose next bio waits for it.
+	lockHolder  *proc
+	lockFree    trace.Time
+	lockWaiters []*proc
+	woken       []*proc
+	err         error
 
 	res   Result
 	stats *statsBuilder
@@ -185,6 +191,7 @@ type proc struct {
 	doneBase int64
 	lastDone trace.Time // its latest predicted completion
 	exited   bool
+	lockWait bool          // in Engine.lockWaiters
 	stats    *ProcessStats // predicted
 	cg       *CgroupStats  // predicted stats of the cgroup of its last completed bio
 	timed    *timedState   // WorkTimed and the process cycles (timedProcess); nil otherwise
@@ -200,12 +207,13 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	}
 	e := &Engine{
 		w: w, cfg: cfg, q: cfg.Queue, dev: cfg.Device, out: out,
-		now:     trace.NoTime,
-		procs:   map[uint32]*proc{},
-		byEnd:   map[uint64]*Request{},
-		byStart: map[uint64]*Request{},
-		timers:  map[int]uint64{},
-		stats:   newStatsBuilder(),
+		now:      trace.NoTime,
+		lockFree: trace.NoTime,
+		procs:    map[uint32]*proc{},
+		byEnd:    map[uint64]*Request{},
+		byStart:  map[uint64]*Request{},
+		timers:   map[int]uint64{},
+		stats:    newStatsBuilder(),
 	}
 	if e.q.Depth <= 0 {
 		e.q.Depth = w.Depth
@@ -271,7 +279,25 @@ func (e *Engine) Run() (Result, error) {
 		e.now = e.peek.Queue
 		e.scheduleSource()
 	}
-	for len(e.events) > 0 && e.err == nil {
+	for e.err == nil {
+		if len(e.events) == 0 {
+			if e.lockHolder == nil && len(e.lockWaiters) == 0 {
+				break
+			}
+			// Nothing left but processes waiting for a lock whose
+			// holder will not release it (its section's end never
+			// comes in this replay): free it rather than stall.
+			e.releaseLock()
+			woken := e.woken
+			e.woken = nil
+			for _, q := range woken {
+				e.tryRelease(q)
+			}
+			if len(e.events) == 0 {
+				break
+			}
+			continue
+		}
 		ev := e.events.pop()
 		if ev.at < e.now {
 			panic(fmt.Sprintf("internal error: event at %v before now %v", ev.at, e.now))
@@ -441,9 +467,11 @@ func (e *Engine) tryRelease(p *proc) {
 		}
 	}
 	var at trace.Time
+	closed := true // at is a release time plus Think (steps 2-4)
 	switch {
 	case e.cfg.Mode == Open || r.Open || !p.lastSubmit.Valid():
 		at = r.Queue
+		closed = false
 	default:
 		// Steps 2-4 of the closed-loop rule: wait for the completions the
 		// bio needs, then its think time or its gap.
@@ -493,6 +521,26 @@ func (e *Engine) tryRelease(p *proc) {
 			}
 		}
 	}
+	if r.lockOpen && e.cfg.Mode != Open {
+		// Step 7: a section's first bio waits for the lock.
+		if h := e.lockHolder; h != nil && h != p {
+			e.waitLock(p)
+			return
+		}
+		switch {
+		case r.lockWaited && r.after == nil && closed:
+			// It waited for the lock in the capture: its think time
+			// was that wait. It arrives its captured gap after the
+			// release, or after it is ready when the lock is free.
+			base := at - r.Think
+			if e.lockFree.Valid() && e.lockFree > base {
+				base = e.lockFree
+			}
+			at = base + r.lockGap
+		case e.lockFree.Valid() && e.lockFree+r.lockWake > at:
+			at = e.lockFree + r.lockWake
+		}
+	}
 	if at < p.lastSubmit {
 		at = p.lastSubmit
 	}
@@ -508,9 +556,39 @@ func (e *Engine) tryRelease(p *proc) {
 
 // --- submission path ---
 
+// waitLock makes p wait for the lock of step 7; it sleeps, which flushes
+// its plug.
+func (e *Engine) waitLock(p *proc) {
+	if !p.lockWait {
+		p.lockWait = true
+		e.lockWaiters = append(e.lockWaiters, p)
+	}
+	if len(p.plug) > 0 {
+		e.flushPlug(p, true)
+	}
+}
+
+// releaseLock frees the lock of step 7 and wakes its waiters (the first
+// to arrive takes it, the others wait again).
+func (e *Engine) releaseLock() {
+	e.lockHolder, e.lockFree = nil, e.now
+	for _, q := range e.lockWaiters {
+		q.lockWait = false
+	}
+	e.woken = append(e.woken, e.lockWaiters...)
+	e.lockWaiters = e.lockWaiters[:0]
+}
+
 func (e *Engine) arrive(r *Record) {
 	p := r.proc
 	p.scheduled = false
+	if r.lockOpen && e.cfg.Mode != Open {
+		if h := e.lockHolder; h != nil && h != p {
+			e.waitLock(p) // another member took the lock first
+			return
+		}
+		e.lockHolder = p
+	}
 	p.popHead()
 	r.predQueue = e.now
 	e.res.Bios++
@@ -1123,6 +1201,9 @@ func (e *Engine) finishBios(rq *Request) {
 		if ws, ok := e.waiters[r]; ok {
 			delete(e.waiters, r)
 			e.woken = append(e.woken, ws...)
+		}
+		if r.lockClose && e.lockHolder == r.proc {
+			e.releaseLock()
 		}
 		p := r.proc
 		p.completed++

@@ -37,6 +37,14 @@ type Record struct {
 	// unplugged (U) after this bio and before its next one; the plug list is
 	// flushed once this bio has its request.
 	Plugged, PlugEnd bool
+	// lockOpen, lockClose: the bio opens, or ends, an exclusive flush
+	// section (step 7 of the rule, lock.go); lockWake: for lockOpen, the
+	// process's hand-off delay.
+	lockOpen, lockClose bool
+	lockWake            trace.Time
+	// lockWaited, lockGap: lockMark.waited and gap.
+	lockWaited bool
+	lockGap    trace.Time
 	// flushBefore: the process's plug was flushed after the bio's Q and
 	// before its request (a UT between them: it slept for a tag after
 	// its merge attempt failed), and the bio's request started the plug
@@ -208,6 +216,15 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     (c-bfq-8randwrite-root) and get no edge. Async writes stay Open:
 //     writeback driven by the flusher's timer or dirty thresholds arrives
 //     at its captured time.
+//  7. Exclusive flush sections (lock.go). Processes whose sections (a
+//     synchronous write, then the completion of their next empty
+//     PREFLUSH: a WAL write and its fdatasync) never overlap each other's
+//     in the capture, 1 % aside, share a lock (PostgreSQL's WALWriteLock):
+//     in the replay a section's first bio waits while another member's
+//     section is open. One that waited for the lock in the capture (a
+//     member released it after the bio's own latest completion) arrives
+//     its captured delay after the replay's release instead of its think
+//     time, which was that wait.
 //
 // The plug and the segment rule. Record.Plugged and PlugEnd follow the
 // capture's P, U and UT events, but a U right after a bio's G and before
