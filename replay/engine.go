@@ -617,6 +617,7 @@ func (e *Engine) split(p *proc, r *Record, lim uint32) {
 	}
 	last := parts[len(parts)-1]
 	last.noMerge, last.PlugEnd = false, r.PlugEnd
+	parts[0].flushBefore = r.flushBefore // the plug was flushed before the bio's first request
 	r.partsLeft = len(parts)
 	p.splitRest = append(p.splitRest[:0], parts[1:]...)
 	e.emitSplit(parts[0])

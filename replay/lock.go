@@ -47,9 +47,11 @@ type lockMark struct {
 	open, close bool       // first bio of a section; the empty PREFLUSH that ends it
 	wake        trace.Time // open: the process's hand-off delay
 	// waited (open): another member released the lock after the
-	// process's own latest completion and before the bio's Q, gap before
-	// it: the process was waiting for the lock, its think time since its
-	// completion is that wait, and it arrives gap after the release.
+	// process's own latest completion, and the bio came gap after that
+	// release, within half the time since that completion (as step 6):
+	// the process was waiting for the lock, its think time since its
+	// completion is mostly that wait, and it arrives gap after the
+	// release.
 	waited bool
 	gap    trace.Time
 }
@@ -171,7 +173,10 @@ func inferLock(n int, at func(i int) storedRecord, done func(sr *storedRecord) t
 			if w, ok := wake[s.pid]; !ok || s.from-lastTo < w {
 				wake[s.pid] = s.from - lastTo
 			}
-			if c, ok := ownC[s.open]; !ok || c < lastTo {
+			// As step 6: released by the lock when the bio came within
+			// half the time since its own latest completion after the
+			// release.
+			if c, ok := ownC[s.open]; !ok || (c < lastTo && 2*(s.from-lastTo) <= s.from-c) {
 				waited[s.open] = s.from - lastTo
 			}
 		}
