@@ -213,6 +213,9 @@ func (c *Collector) Before(e *trace.Event) {
 		if bio {
 			q.rec.got = e.Time
 		}
+		if e.Action == trace.ActionGetRQ && q != nil && q.split && e.Sector >= q.rec.sector && e.Sector < q.rec.sector+uint64(q.rec.bytes>>9) {
+			q.rec.parts++ // a part of the split bio got its request
+		}
 		s.segments(e, q, bio)
 	case trace.ActionSplit:
 		s := c.dev(e.Dev)
@@ -566,6 +569,7 @@ type storedRecord struct {
 	cat           trace.Category
 	flags         uint8
 	segs          uint16 // Record.Segments
+	parts         uint16 // a split bio: its parts that got a request (G) in the capture
 }
 
 const (
@@ -578,9 +582,9 @@ const (
 // bytes per field, since the records come in queue order), so that it
 // grows without copying and holds no pointers for the collector to scan.
 type recordStore struct {
-	sector, cgroup, pid, index, bytes, comm, cat, flags, segs column.Uints
-	queue, issue, done, got, doneF, doneFF                    column.Times
-	n                                                         int
+	sector, cgroup, pid, index, bytes, comm, cat, flags, segs, parts column.Uints
+	queue, issue, done, got, doneF, doneFF                           column.Times
+	n                                                                int
 }
 
 func (s *recordStore) add(r storedRecord) {
@@ -593,6 +597,7 @@ func (s *recordStore) add(r storedRecord) {
 	s.cat.Append(uint64(r.cat))
 	s.flags.Append(uint64(r.flags))
 	s.segs.Append(uint64(r.segs))
+	s.parts.Append(uint64(r.parts))
 	s.queue.Append(int64(r.queue))
 	s.issue.Append(int64(r.issue))
 	s.done.Append(int64(r.done))
@@ -604,7 +609,7 @@ func (s *recordStore) add(r storedRecord) {
 
 // seal codes the records not yet coded: call it once every record is in.
 func (s *recordStore) seal() {
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs, &s.parts} {
 		c.Seal()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -615,7 +620,7 @@ func (s *recordStore) seal() {
 // bytesHeld returns the memory the store holds, in bytes.
 func (s *recordStore) bytesHeld() int {
 	n := 0
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs, &s.parts} {
 		n += c.Bytes()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -628,6 +633,7 @@ func (s *recordStore) at(i int) storedRecord {
 	return storedRecord{
 		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), index: uint32(s.index.At(i)),
 		bytes: uint32(s.bytes.At(i)), comm: uint32(s.comm.At(i)), cat: trace.Category(s.cat.At(i)), flags: uint8(s.flags.At(i)), segs: uint16(s.segs.At(i)),
+		parts: uint16(s.parts.At(i)),
 		queue: trace.Time(s.queue.At(i)), issue: trace.Time(s.issue.At(i)), done: trace.Time(s.done.At(i)),
 		got: trace.Time(s.got.At(i)), doneF: trace.Time(s.doneF.At(i)), doneFF: trace.Time(s.doneFF.At(i)),
 	}
@@ -713,6 +719,9 @@ func (s *storeSource) next() (*Record, error) {
 	*r = Record{PID: sr.pid, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
 		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
 		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, flushBefore: sr.flags&recFlushBefore != 0, got: sr.got, Segments: sr.segs}
+	if !sr.done.Valid() {
+		r.partsSeen = int(sr.parts)
+	}
 	r.Done = recordDone(&sr, s.wb, s.fua)
 	if m, ok := s.lock[bioKey{sr.pid, sr.index}]; ok {
 		r.lockOpen, r.lockClose, r.lockWake = m.open, m.close, m.wake

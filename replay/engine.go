@@ -615,9 +615,20 @@ func (e *Engine) split(p *proc, r *Record, lim uint32) {
 			predQueue: e.now, predDone: trace.NoTime, proc: p, parent: r, noMerge: true}
 		parts = append(parts, part)
 	}
+	parts[0].flushBefore = r.flushBefore // the plug was flushed before the bio's first request
+	if n := r.partsSeen; n > 0 && n < len(parts) && p.timed == nil {
+		// The capture ended with the rest of the bio unsubmitted (its next
+		// part asleep for a tag): submit what it shows; the bio does not
+		// complete (Record.partsSeen).
+		parts = parts[:n]
+		r.partsLeft = n + 1
+		p.splitRest = append(p.splitRest[:0], parts[1:]...)
+		e.emitSplit(parts[0])
+		e.submitBio(p, parts[0])
+		return
+	}
 	last := parts[len(parts)-1]
 	last.noMerge, last.PlugEnd = false, r.PlugEnd
-	parts[0].flushBefore = r.flushBefore // the plug was flushed before the bio's first request
 	r.partsLeft = len(parts)
 	p.splitRest = append(p.splitRest[:0], parts[1:]...)
 	e.emitSplit(parts[0])

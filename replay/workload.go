@@ -50,6 +50,11 @@ type Record struct {
 	// its merge attempt failed), and the bio's request started the plug
 	// again. The engine flushes the plug before the bio's new request.
 	flushBefore bool
+	// partsSeen: a bio split at max_sectors that never completed in the
+	// capture: the parts that got a request before the capture ended (0:
+	// every part, or unknown). A process that does not cycle (WorkFixed)
+	// sends those parts only, as the capture did; the bio never completes.
+	partsSeen int
 
 	// What released the bio (see the closed-loop rule on Workload):
 	// Open: it arrives at its captured Queue time whatever the mode.
