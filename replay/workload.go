@@ -236,7 +236,16 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 // a P with no Q between is blk_add_rq_to_plug flushing a full plug
 // (BLK_MAX_REQUEST_COUNT requests, or a last one of BLK_PLUG_FLUSH_SIZE
 // bytes or more) before the bio's new request starts the next one; the
-// engine applies that rule itself, so it does not end the bio's plug. A
+// engine applies that rule itself, so it does not end the bio's plug.
+// Nor does a UT between a bio's Q and its G: the bio slept for a request
+// or a tag after its merge attempt failed (blk_mq_submit_bio:
+// blk_mq_attempt_bio_merge, then blk_mq_get_new_requests), the sleep
+// flushed the plug, which stays installed, and the bio's request starts it
+// again (the P after its G); the engine flushes the plug before that
+// request (Record.flushBefore), and the segment rule below judges the bio
+// against the request it tried before the flush. A bio split at
+// max_sectors whose later parts had not got requests when the capture
+// ended is replayed, under fixed work, as far as the capture shows it. A
 // request holds at most Queue.MaxSegments physical segments, and a trace
 // does not record a bio's. Each bio counts the fewest it can have (one
 // per 64 KiB, BLK_MAX_SEGMENT_SIZE) unless the capture shows more: a bio
