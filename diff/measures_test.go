@@ -155,6 +155,41 @@ func TestThinkTimeBusyNotSampled(t *testing.T) {
 	}
 }
 
+// TestThinkTimeInServiceNotSampled: bfq_update_io_thinktime returns when
+// bfq_bfqq_busy(bfqq), and the in-service queue stays busy while it idles
+// empty (bfq_remove_request deletes an emptied queue from the busy tree
+// only when it is not bfqd->in_service_queue; it leaves at its expiration).
+// A queue served from 1 ms to 2 ms (set_in_service_queue, expire) with a
+// request done at 1.1 ms: one inserted at 1.5 ms, while it idles in
+// service, gives no sample; one at 3 ms, after the expiration, does (1.9
+// ms since the completion). Before, both were sampled.
+func TestThinkTimeInServiceNotSampled(t *testing.T) {
+	const ms = trace.Time(1e6)
+	reqs := []trace.Request{
+		{ID: 1, PID: 7, Cat: trace.CatRead | trace.CatSync, Queue: ms, Insert: ms, Issue: ms, Complete: ms + ms/10, FirstBio: 0},
+		{ID: 2, PID: 7, Cat: trace.CatRead | trace.CatSync, Queue: ms + ms/2, Insert: ms + ms/2, Issue: 2*ms + ms/2, Complete: 2*ms + 6*ms/10, FirstBio: 1},
+		{ID: 3, PID: 7, Cat: trace.CatRead | trace.CatSync, Queue: 5 * ms, Insert: 5 * ms, Issue: 5 * ms, Complete: 5*ms + ms/10, FirstBio: 2},
+	}
+	msgs := []Message{
+		msg(ms+1, "bfq7S set_in_service_queue, cur-budget = 2048"),
+		msg(2*ms, "bfq7S expire (1, slow 0, num_disp 1, short_ttime 1)"),
+	}
+	p := computeThink(FromData(trace.Meta{}, nil, reqs, msgs), Options{}.withDefaults()).seriesOf(queueID{7, true})
+	if len(p) != 3 {
+		t.Fatalf("%d points, want 3", len(p))
+	}
+	// Sample 1 (the first, 0 ns: one sample, 32), none at 1.5 ms, then
+	// 5 ms - 2.6 ms = 2.4 ms at 5 ms: samples 32 -> 60.
+	if p[0].Samples != 32 || p[1].Samples != 32 || p[2].Samples != 60 {
+		t.Errorf("samples %d, %d, %d; want 32, 32 (in service: none), 60", p[0].Samples, p[1].Samples, p[2].Samples)
+	}
+	el := []uint64{0, uint64(5*ms - (2*ms + 6*ms/10))}
+	means, _ := kernelTT(el, uint64(Options{}.withDefaults().SliceIdle))
+	if uint64(p[2].Mean) != means[1] {
+		t.Errorf("mean %d after the third insertion, kernel formula %d", p[2].Mean, means[1])
+	}
+}
+
 func TestLoggedShort(t *testing.T) {
 	for body, want := range map[string]int{
 		"expire (2, slow 0, num_disp 1, short_ttime 1)": 1,

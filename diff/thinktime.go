@@ -67,8 +67,11 @@ type LoggedAgreement struct {
 //
 //  1. a queue is a process and a direction (sync or async); only sync
 //     queues are classified (the kernel leaves async ones alone);
-//  2. at each request insertion into a queue with nothing queued and
-//     nothing in flight (every insertion with Options.LegacyThinkTime), a
+//  2. at each request insertion into a queue with nothing queued, nothing
+//     in flight and not in service (bfq_bfqq_busy covers the in-service
+//     queue idling empty; the spans come from the side's BFQ messages,
+//     set_in_service_queue to expire; every insertion with
+//     Options.LegacyThinkTime), a
 //     sample e = min(now - last completion, 2*slice_idle) updates
 //     samples = (7*samples + 256)/8, total = (7*total + 256*e)/8,
 //     mean = (total + 128)/samples; a new queue's last completion is its
@@ -81,10 +84,10 @@ type LoggedAgreement struct {
 // insertion with the predicted queue's class at the insertion of the
 // predicted request serving that bio.
 //
-// BUG: the kernel's busy flag also covers an in-service queue that is
-// empty and idling, which the trace does not show: insertions into such a
-// queue are sampled here but not in the kernel. Queue merges (bfqSHARED-)
-// are not followed: a merged process keeps its own queue.
+// BUG: without BFQ messages (a capture taken without them, another
+// scheduler) the in-service spans are unknown: insertions into a queue
+// idling in service are sampled here but not in the kernel. Queue merges
+// (bfqSHARED-) are not followed: a merged process keeps its own queue.
 type ThinkTime struct {
 	Agreement float64 `json:"agreement"`       // fraction of compared requests whose classes agree; NaN (null in JSON, "n/a" in text) when none
 	Queues    int     `json:"queues"`          // sync queues on either side
@@ -136,9 +139,12 @@ func computeThink(s *Side, opts Options) thinkSide {
 		}
 	}
 	all := make([]ThinkPoint, 0, inserts)
+	service := inService(s)
 	// Complete, insert, issue at equal times.
 	for k := range p.queues {
 		ev := p.ev[p.off[k]:p.off[k+1]]
+		spans := service[p.queues[k]]
+		si := 0
 		var queued, inflight int
 		var samples, total, mean uint64
 		lastEnd := p.firstQ[k] + 1
@@ -154,7 +160,14 @@ func computeThink(s *Side, opts Options) thinkSide {
 				queued = max(queued-1, 0)
 				inflight++
 			case ttInsert:
-				if opts.LegacyThinkTime || (queued == 0 && inflight == 0) {
+				for si < len(spans) && spans[si][1] <= t {
+					si++
+				}
+				// bfq_bfqq_busy: the in-service queue stays busy while
+				// it idles empty (bfq_remove_request keeps it on the
+				// active tree until it expires).
+				idling := si < len(spans) && spans[si][0] < t
+				if opts.LegacyThinkTime || (queued == 0 && inflight == 0 && !idling) {
 					el := uint64(0)
 					if t > lastEnd {
 						el = uint64(t - lastEnd)
@@ -382,4 +395,42 @@ func (ts thinkSide) seriesOf(q queueID) []ThinkPoint {
 		return ts.series[k]
 	}
 	return nil
+}
+
+// inService returns, per pid, the spans (from, to) during which the pid's
+// sync queue was BFQ's in-service queue, as the side's messages show them:
+// from its "set_in_service_queue" to its "expire" or the next queue's
+// "set_in_service_queue" (one queue is in service at a time; some paths
+// expire a queue without the message, __bfq_bfqq_expire from
+// bfq_exit_bfqq). Nil when the side logged no such messages.
+func inService(s *Side) map[uint32][][2]trace.Time {
+	var out map[uint32][][2]trace.Time
+	var cur uint32
+	var from trace.Time
+	have := false
+	closeSpan := func(t trace.Time) {
+		if !have {
+			return
+		}
+		have = false
+		if out == nil {
+			out = map[uint32][][2]trace.Time{}
+		}
+		out[cur] = append(out[cur], [2]trace.Time{from, t})
+	}
+	for i := range s.Messages {
+		m := &s.Messages[i]
+		switch {
+		case strings.HasPrefix(m.Msg.Body, "set_in_service_queue"):
+			closeSpan(m.Time)
+			if m.Msg.PID > 0 && m.Msg.Sync {
+				cur, from, have = uint32(m.Msg.PID), m.Time, true
+			}
+		case strings.HasPrefix(m.Msg.Body, "expire ("):
+			if have && m.Msg.PID > 0 && uint32(m.Msg.PID) == cur && m.Msg.Sync {
+				closeSpan(m.Time)
+			}
+		}
+	}
+	return out
 }

@@ -76,6 +76,10 @@ type collectDev struct {
 	// finished; gaps: its back-to-back Q-to-Q gaps (Workload.SubmitGap).
 	doneAt map[uint32]trace.Time
 	gaps   gapHist
+	// attempted: a process's newest request that left its plug (I or D)
+	// while the process's latest bio, queued at its end, had tried to
+	// merge with it and not yet got its request (dropTail).
+	attempted map[uint32]*segTail
 }
 
 // segTail is a process's newest request in the capture, from its G until
@@ -98,6 +102,9 @@ type collectQ struct {
 	// inF, inFF: still waiting in collectDev.waitF, waitFF.
 	inF, inFF bool
 	split     bool // an X followed its Q: it was split at max_sectors
+	held      bool // in a tail of collectDev.attempted: not released yet
+	// flushBefore: a UT came between its Q and its G (Record.flushBefore)
+	flushBefore bool
 }
 
 // NewCollector returns an empty Collector with its own Rebuilder.
@@ -125,7 +132,7 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	if s == nil {
 		s = &collectDev{dev: d, perPID: map[uint32]int{}, stats: newStatsBuilder(),
 			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}, tails: map[uint32]*segTail{},
-			unplugged: map[uint32]*collectQ{}, doneAt: map[uint32]trace.Time{}}
+			unplugged: map[uint32]*collectQ{}, doneAt: map[uint32]trace.Time{}, attempted: map[uint32]*segTail{}}
 		c.devs[d] = s
 		c.devList = append(c.devList, s)
 	}
@@ -205,6 +212,7 @@ func (c *Collector) Before(e *trace.Event) {
 		c.byKey[bioKey{e.PID, idx}] = q
 		s.lastQ[e.PID] = q
 		delete(s.unplugged, e.PID)
+		s.dropAttempted(e.PID)
 	case trace.ActionGetRQ, trace.ActionBackMerge, trace.ActionFrontMerge:
 		// The end of the bio's submission (it slept for a request before G).
 		s := c.dev(e.Dev)
@@ -212,6 +220,9 @@ func (c *Collector) Before(e *trace.Event) {
 		bio := q != nil && !q.rec.got.Valid() && q.rec.sector == e.Sector
 		if bio {
 			q.rec.got = e.Time
+		}
+		if e.Action == trace.ActionGetRQ && q != nil && q.split && e.Sector >= q.rec.sector && e.Sector < q.rec.sector+uint64(q.rec.bytes>>9) {
+			q.rec.parts++ // a part of the split bio got its request
 		}
 		s.segments(e, q, bio)
 	case trace.ActionSplit:
@@ -246,7 +257,22 @@ func (c *Collector) Before(e *trace.Event) {
 		delete(s.unplugged, e.PID)
 		if s.plug[e.PID] {
 			s.plug[e.PID] = false
-			if q := s.lastQ[e.PID]; q != nil && q.plugged {
+			q := s.lastQ[e.PID]
+			if q != nil && e.Action == trace.ActionUnplugTimer && !q.rec.got.Valid() {
+				// A UT between the bio's Q and its G or merge: it slept
+				// in blk_mq_get_new_requests for a request or a tag,
+				// after blk_mq_attempt_bio_merge had failed, and the
+				// sleep flushed the plug (sched_submit_work ->
+				// blk_flush_plug). The plug stays installed: the bio's
+				// new request goes to it (the P after its G), so the
+				// bio does not end its plug. The flush came before the
+				// bio's request: the engine flushes the plug there too
+				// (Record.flushBefore), whether or not the replay's queue
+				// makes the bio sleep.
+				q.flushBefore = true
+				break
+			}
+			if q != nil && q.plugged {
 				if !q.plugEnd && e.Action == trace.ActionUnplugIO && q.rec.got.Valid() {
 					s.unplugged[e.PID] = q
 				}
@@ -287,6 +313,12 @@ func (c *Collector) Before(e *trace.Event) {
 // their Segments grow to that (the segment rule on Workload).
 func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
 	t := s.tails[e.PID]
+	if a := s.attempted[e.PID]; a != nil {
+		s.dropAttempted(e.PID)
+		if t == nil && bio && e.Action == trace.ActionGetRQ {
+			t = a
+		}
+	}
 	switch {
 	case e.Action == trace.ActionGetRQ && bio:
 		if t != nil && t.end == q.rec.sector && !q.split && mergeable(t.cat, q.rec.cat) && t.cgroup == q.rec.cgroup &&
@@ -313,7 +345,34 @@ func (s *collectDev) dropTail(sector uint64) {
 	for pid, t := range s.tails {
 		if t.start == sector {
 			delete(s.tails, pid)
+			if q := s.lastQ[pid]; q != nil && !q.rec.got.Valid() && t.end == q.rec.sector {
+				// The process's latest bio, queued where the request ends,
+				// has neither its G nor a merge yet: it tried the plug
+				// before the request left it (blk_mq_submit_bio calls
+				// blk_mq_attempt_bio_merge before blk_mq_get_new_requests,
+				// whose sleep for a tag flushed the plug), so its G still
+				// tells whether that merge was refused.
+				// Its bios are held in the FIFO until then (they may
+				// complete while the process sleeps for its tag, and the
+				// segment rule may still raise their Segments).
+				s.attempted[pid] = t
+				for _, b := range t.bios {
+					b.held = true
+				}
+			}
 		}
+	}
+}
+
+// dropAttempted forgets pid's attempted tail and lets its bios go.
+func (s *collectDev) dropAttempted(pid uint32) {
+	a := s.attempted[pid]
+	if a == nil {
+		return
+	}
+	delete(s.attempted, pid)
+	for _, b := range a.bios {
+		b.held = false
 	}
 }
 
@@ -406,7 +465,7 @@ func (c *Collector) After() {
 func (c *Collector) release(s *collectDev, eof bool) {
 	for s.head < len(s.fifo) {
 		q := s.fifo[s.head]
-		if !(q.done && !q.inF && !q.inFF) && !eof {
+		if !(q.done && !q.inF && !q.inFF && !q.held) && !eof {
 			return
 		}
 		s.fifo[s.head] = nil
@@ -425,6 +484,9 @@ func (c *Collector) release(s *collectDev, eof bool) {
 		}
 		if q.plugEnd {
 			r.flags |= recPlugEnd
+		}
+		if q.flushBefore {
+			r.flags |= recFlushBefore
 		}
 		if c.names.name(r.comm) == "" {
 			r.comm = c.names.id(c.comms[r.pid])
@@ -483,8 +545,10 @@ func (c *Collector) Workload() (*Workload, error) {
 		}
 	}
 	recs, names := &s.recs, &c.names
+	wb, fua := w.WriteCache == WriteBack, w.FUA
+	lock := inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) })
 	w.open = func() (recordSource, error) {
-		return &storeSource{recs: recs, names: names, inf: newInferrer(), wb: w.WriteCache == WriteBack, fua: w.FUA}, nil
+		return &storeSource{recs: recs, names: names, inf: newInferrer(), wb: wb, fua: fua, lock: lock}, nil
 	}
 	// The other devices' bios are not replayed.
 	for d, o := range c.devs {
@@ -515,20 +579,22 @@ type storedRecord struct {
 	cat           trace.Category
 	flags         uint8
 	segs          uint16 // Record.Segments
+	parts         uint16 // a split bio: its parts that got a request (G) in the capture
 }
 
 const (
 	recPlugged = 1 << iota
 	recPlugEnd
+	recFlushBefore
 )
 
 // recordStore holds records column by column (internal/column: a few
 // bytes per field, since the records come in queue order), so that it
 // grows without copying and holds no pointers for the collector to scan.
 type recordStore struct {
-	sector, cgroup, pid, cpu, index, bytes, comm, cat, flags, segs column.Uints
-	queue, issue, done, got, doneF, doneFF                         column.Times
-	n                                                              int
+	sector, cgroup, pid, cpu, index, bytes, comm, cat, flags, segs, parts column.Uints
+	queue, issue, done, got, doneF, doneFF                                column.Times
+	n                                                                     int
 }
 
 func (s *recordStore) add(r storedRecord) {
@@ -542,6 +608,7 @@ func (s *recordStore) add(r storedRecord) {
 	s.cat.Append(uint64(r.cat))
 	s.flags.Append(uint64(r.flags))
 	s.segs.Append(uint64(r.segs))
+	s.parts.Append(uint64(r.parts))
 	s.queue.Append(int64(r.queue))
 	s.issue.Append(int64(r.issue))
 	s.done.Append(int64(r.done))
@@ -553,7 +620,7 @@ func (s *recordStore) add(r storedRecord) {
 
 // seal codes the records not yet coded: call it once every record is in.
 func (s *recordStore) seal() {
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs, &s.parts} {
 		c.Seal()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -564,7 +631,7 @@ func (s *recordStore) seal() {
 // bytesHeld returns the memory the store holds, in bytes.
 func (s *recordStore) bytesHeld() int {
 	n := 0
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs, &s.parts} {
 		n += c.Bytes()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -577,6 +644,7 @@ func (s *recordStore) at(i int) storedRecord {
 	return storedRecord{
 		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), cpu: uint32(s.cpu.At(i)), index: uint32(s.index.At(i)),
 		bytes: uint32(s.bytes.At(i)), comm: uint32(s.comm.At(i)), cat: trace.Category(s.cat.At(i)), flags: uint8(s.flags.At(i)), segs: uint16(s.segs.At(i)),
+		parts: uint16(s.parts.At(i)),
 		queue: trace.Time(s.queue.At(i)), issue: trace.Time(s.issue.At(i)), done: trace.Time(s.done.At(i)),
 		got: trace.Time(s.got.At(i)), doneF: trace.Time(s.doneF.At(i)), doneFF: trace.Time(s.doneFF.At(i)),
 	}
@@ -630,6 +698,22 @@ type storeSource struct {
 	// Workload.FUA), which decide which bios complete at their flush
 	// sequence's end (collectDev.waitF).
 	wb, fua bool
+	lock    map[bioKey]lockMark // step 7 (inferLock); nil: no lock
+}
+
+// recordDone is a stored record's completion for its process: with a
+// write-back cache, a flush's (and without FUA a FUA write's) is the end
+// of its flush sequence (collectDev.waitF, waitFF).
+func recordDone(sr *storedRecord, wb, fua bool) trace.Time {
+	if wb {
+		switch {
+		case fua && sr.cat&trace.CatFlush != 0:
+			return sr.doneF
+		case !fua && sr.cat&(trace.CatFlush|trace.CatFUA) != 0:
+			return sr.doneFF
+		}
+	}
+	return sr.done
 }
 
 func (s *storeSource) next() (*Record, error) {
@@ -645,14 +729,14 @@ func (s *storeSource) next() (*Record, error) {
 	s.block = s.block[1:]
 	*r = Record{PID: sr.pid, CPU: sr.cpu, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
 		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
-		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, got: sr.got, Segments: sr.segs}
-	if s.wb {
-		switch {
-		case s.fua && sr.cat&trace.CatFlush != 0:
-			r.Done = sr.doneF
-		case !s.fua && sr.cat&(trace.CatFlush|trace.CatFUA) != 0:
-			r.Done = sr.doneFF
-		}
+		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, flushBefore: sr.flags&recFlushBefore != 0, got: sr.got, Segments: sr.segs}
+	if !sr.done.Valid() {
+		r.partsSeen = int(sr.parts)
+	}
+	r.Done = recordDone(&sr, s.wb, s.fua)
+	if m, ok := s.lock[bioKey{sr.pid, sr.index}]; ok {
+		r.lockOpen, r.lockClose, r.lockWake = m.open, m.close, m.wake
+		r.lockWaited, r.lockGap = m.waited, m.gap
 	}
 	s.inf.infer(r)
 	return r, nil

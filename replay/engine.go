@@ -165,8 +165,14 @@ type Engine struct {
 	// waiters: processes whose head bio waits for a record's predicted
 	// completion (a cross-process edge), by that record.
 	waiters map[*Record][]*proc
-	woken   []*proc
-	err     error
+	// The lock of exclusive flush sections (step 7, lock.go): its holder
+	// (nil when free), when it was last released, and the processes
+	// whose next bio waits for it.
+	lockHolder  *proc
+	lockFree    trace.Time
+	lockWaiters []*proc
+	woken       []*proc
+	err         error
 	// cpuFree: under Config.Submit, when each CPU's latest submission
 	// ends (Record.CPU); absent: free. cpuWait: the bios waiting for
 	// each CPU, in arrival order; an evCPU is pending for each CPU with
@@ -198,6 +204,7 @@ type proc struct {
 	doneBase int64
 	lastDone trace.Time // its latest predicted completion
 	exited   bool
+	lockWait bool          // in Engine.lockWaiters
 	stats    *ProcessStats // predicted
 	cg       *CgroupStats  // predicted stats of the cgroup of its last completed bio
 	timed    *timedState   // WorkTimed and the process cycles (timedProcess); nil otherwise
@@ -213,12 +220,13 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	}
 	e := &Engine{
 		w: w, cfg: cfg, q: cfg.Queue, dev: cfg.Device, out: out,
-		now:     trace.NoTime,
-		procs:   map[uint32]*proc{},
-		byEnd:   map[uint64]*Request{},
-		byStart: map[uint64]*Request{},
-		timers:  map[int]uint64{},
-		stats:   newStatsBuilder(),
+		now:      trace.NoTime,
+		lockFree: trace.NoTime,
+		procs:    map[uint32]*proc{},
+		byEnd:    map[uint64]*Request{},
+		byStart:  map[uint64]*Request{},
+		timers:   map[int]uint64{},
+		stats:    newStatsBuilder(),
 	}
 	if e.q.Depth <= 0 {
 		e.q.Depth = w.Depth
@@ -284,7 +292,25 @@ func (e *Engine) Run() (Result, error) {
 		e.now = e.peek.Queue
 		e.scheduleSource()
 	}
-	for len(e.events) > 0 && e.err == nil {
+	for e.err == nil {
+		if len(e.events) == 0 {
+			if e.lockHolder == nil && len(e.lockWaiters) == 0 {
+				break
+			}
+			// Nothing left but processes waiting for a lock whose
+			// holder will not release it (its section's end never
+			// comes in this replay): free it rather than stall.
+			e.releaseLock()
+			woken := e.woken
+			e.woken = nil
+			for _, q := range woken {
+				e.tryRelease(q)
+			}
+			if len(e.events) == 0 {
+				break
+			}
+			continue
+		}
 		ev := e.events.pop()
 		if ev.at < e.now {
 			panic(fmt.Sprintf("internal error: event at %v before now %v", ev.at, e.now))
@@ -456,9 +482,11 @@ func (e *Engine) tryRelease(p *proc) {
 		}
 	}
 	var at trace.Time
+	closed := true // at is a release time plus Think (steps 2-4)
 	switch {
 	case e.cfg.Mode == Open || r.Open || !p.lastSubmit.Valid():
 		at = r.Queue
+		closed = false
 	default:
 		// Steps 2-4 of the closed-loop rule: wait for the completions the
 		// bio needs, then its think time or its gap.
@@ -523,6 +551,26 @@ func (e *Engine) tryRelease(p *proc) {
 			at = max(at, e.cpuFree[r.CPU])
 		}
 	}
+	if r.lockOpen && e.cfg.Mode != Open {
+		// Step 7: a section's first bio waits for the lock.
+		if h := e.lockHolder; h != nil && h != p {
+			e.waitLock(p)
+			return
+		}
+		switch {
+		case r.lockWaited && r.after == nil && closed:
+			// It waited for the lock in the capture: its think time
+			// was that wait. It arrives its captured gap after the
+			// release, or after it is ready when the lock is free.
+			base := at - r.Think
+			if e.lockFree.Valid() && e.lockFree > base {
+				base = e.lockFree
+			}
+			at = base + r.lockGap
+		case e.lockFree.Valid() && e.lockFree+r.lockWake > at:
+			at = e.lockFree + r.lockWake
+		}
+	}
 	if at < p.lastSubmit {
 		at = p.lastSubmit
 	}
@@ -537,6 +585,29 @@ func (e *Engine) tryRelease(p *proc) {
 }
 
 // --- submission path ---
+
+// waitLock makes p wait for the lock of step 7; it sleeps, which flushes
+// its plug.
+func (e *Engine) waitLock(p *proc) {
+	if !p.lockWait {
+		p.lockWait = true
+		e.lockWaiters = append(e.lockWaiters, p)
+	}
+	if len(p.plug) > 0 {
+		e.flushPlug(p, true)
+	}
+}
+
+// releaseLock frees the lock of step 7 and wakes its waiters (the first
+// to arrive takes it, the others wait again).
+func (e *Engine) releaseLock() {
+	e.lockHolder, e.lockFree = nil, e.now
+	for _, q := range e.lockWaiters {
+		q.lockWait = false
+	}
+	e.woken = append(e.woken, e.lockWaiters...)
+	e.lockWaiters = e.lockWaiters[:0]
+}
 
 func (e *Engine) arrive(r *Record) {
 	p := r.proc
@@ -584,6 +655,13 @@ func (e *Engine) arriveNow(r *Record) {
 	p := r.proc
 	p.lastCapQ = r.Queue
 	p.scheduled = false
+	if r.lockOpen && e.cfg.Mode != Open {
+		if h := e.lockHolder; h != nil && h != p {
+			e.waitLock(p) // another member took the lock first
+			return
+		}
+		e.lockHolder = p
+	}
 	p.popHead()
 	r.predQueue = e.now
 	e.res.Bios++
@@ -609,6 +687,18 @@ func (e *Engine) split(p *proc, r *Record, lim uint32) {
 			Plugged: r.Plugged, Queue: r.Queue, Issue: r.Issue, Done: r.Done,
 			predQueue: e.now, predDone: trace.NoTime, proc: p, parent: r, noMerge: true}
 		parts = append(parts, part)
+	}
+	parts[0].flushBefore = r.flushBefore // the plug was flushed before the bio's first request
+	if n := r.partsSeen; n > 0 && n < len(parts) && p.timed == nil {
+		// The capture ended with the rest of the bio unsubmitted (its next
+		// part asleep for a tag): submit what it shows; the bio does not
+		// complete (Record.partsSeen).
+		parts = parts[:n]
+		r.partsLeft = n + 1
+		p.splitRest = append(p.splitRest[:0], parts[1:]...)
+		e.emitSplit(parts[0])
+		e.submitBio(p, parts[0])
+		return
 	}
 	last := parts[len(parts)-1]
 	last.noMerge, last.PlugEnd = false, r.PlugEnd
@@ -666,6 +756,11 @@ func (e *Engine) getRequest(p *proc, r *Record) {
 		// the tail (rq_list_add_tail, Linux 6.13 on; the head was the
 		// newest before): sync in fs-bfq-untar keeps 32 requests of 512
 		// KiB behind a first one of 4 KiB on its plug.
+		if r.flushBefore && len(p.plug) > 0 {
+			// The capture's process slept for a tag here, which flushed
+			// its plug before this request (Record.flushBefore).
+			e.flushPlug(p, true)
+		}
 		if n := len(p.plug); n == 0 {
 			e.emitNote(trace.ActionPlug, p, 0)
 		} else if n >= blkMaxRequestCount || p.plug[0].Bytes >= blkPlugFlushSize {
@@ -1191,6 +1286,9 @@ func (e *Engine) finishBios(rq *Request) {
 		if ws, ok := e.waiters[r]; ok {
 			delete(e.waiters, r)
 			e.woken = append(e.woken, ws...)
+		}
+		if r.lockClose && e.lockHolder == r.proc {
+			e.releaseLock()
 		}
 		p := r.proc
 		p.completed++

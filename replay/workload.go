@@ -38,6 +38,24 @@ type Record struct {
 	// unplugged (U) after this bio and before its next one; the plug list is
 	// flushed once this bio has its request.
 	Plugged, PlugEnd bool
+	// lockOpen, lockClose: the bio opens, or ends, an exclusive flush
+	// section (step 7 of the rule, lock.go); lockWake: for lockOpen, the
+	// process's hand-off delay.
+	lockOpen, lockClose bool
+	lockWake            trace.Time
+	// lockWaited, lockGap: lockMark.waited and gap.
+	lockWaited bool
+	lockGap    trace.Time
+	// flushBefore: the process's plug was flushed after the bio's Q and
+	// before its request (a UT between them: it slept for a tag after
+	// its merge attempt failed), and the bio's request started the plug
+	// again. The engine flushes the plug before the bio's new request.
+	flushBefore bool
+	// partsSeen: a bio split at max_sectors that never completed in the
+	// capture: the parts that got a request before the capture ended (0:
+	// every part, or unknown). A process that does not cycle (WorkFixed)
+	// sends those parts only, as the capture did; the bio never completes.
+	partsSeen int
 
 	// What released the bio (see the closed-loop rule on Workload):
 	// Open: it arrives at its captured Queue time whatever the mode.
@@ -204,13 +222,31 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     (c-bfq-8randwrite-root) and get no edge. Async writes stay Open:
 //     writeback driven by the flusher's timer or dirty thresholds arrives
 //     at its captured time.
+//  7. Exclusive flush sections (lock.go). Processes whose sections (a
+//     synchronous write, then the completion of their next empty
+//     PREFLUSH: a WAL write and its fdatasync) never overlap each other's
+//     in the capture, 1 % aside, share a lock (PostgreSQL's WALWriteLock):
+//     in the replay a section's first bio waits while another member's
+//     section is open. One that waited for the lock in the capture (a
+//     member released it after the bio's own latest completion) arrives
+//     its captured delay after the replay's release instead of its think
+//     time, which was that wait.
 //
 // The plug and the segment rule. Record.Plugged and PlugEnd follow the
 // capture's P, U and UT events, but a U right after a bio's G and before
 // a P with no Q between is blk_add_rq_to_plug flushing a full plug
 // (BLK_MAX_REQUEST_COUNT requests, or a last one of BLK_PLUG_FLUSH_SIZE
 // bytes or more) before the bio's new request starts the next one; the
-// engine applies that rule itself, so it does not end the bio's plug. A
+// engine applies that rule itself, so it does not end the bio's plug.
+// Nor does a UT between a bio's Q and its G: the bio slept for a request
+// or a tag after its merge attempt failed (blk_mq_submit_bio:
+// blk_mq_attempt_bio_merge, then blk_mq_get_new_requests), the sleep
+// flushed the plug, which stays installed, and the bio's request starts it
+// again (the P after its G); the engine flushes the plug before that
+// request (Record.flushBefore), and the segment rule below judges the bio
+// against the request it tried before the flush. A bio split at
+// max_sectors whose later parts had not got requests when the capture
+// ended is replayed, under fixed work, as far as the capture shows it. A
 // request holds at most Queue.MaxSegments physical segments, and a trace
 // does not record a bio's. Each bio counts the fewest it can have (one
 // per 64 KiB, BLK_MAX_SEGMENT_SIZE) unless the capture shows more: a bio
@@ -550,6 +586,7 @@ func (f *inferrer) infer(r *Record) {
 	if awake && r.DepCount > p.lastDeps {
 		r.DepCount = p.lastDeps
 	}
+	depthNeed := r.DepCount // before step 3b raises it
 	switch {
 	case first || async:
 		r.Open, r.DepCount = true, 0
@@ -605,7 +642,14 @@ func (f *inferrer) infer(r *Record) {
 	p.plugOpen = r.Plugged && !r.PlugEnd
 	p.lastDeps = r.DepCount
 	p.n++
-	if drop := r.DepCount - p.passedBase - maxDepthGrowth; drop > 64 && drop*2 >= int64(len(p.passedAt)) {
+	// Forget the completions no later bio can need: its depth-based
+	// DepCount is at least this one's less the depth's growth. A step 3b
+	// bio needs every completion, far more than its depth asks; trimming
+	// by that count made the next ordered write's depth-based count fall
+	// before the kept completions, and skipped its step 3b
+	// (fs-mqdl-untar: sync's second superblock write, FUA, queued 7 us
+	// after its own flush completed, was replayed without waiting for it).
+	if drop := depthNeed - p.passedBase - maxDepthGrowth; drop > 64 && drop*2 >= int64(len(p.passedAt)) {
 		n := copy(p.passedAt, p.passedAt[drop:])
 		p.passedAt, p.passedBase = p.passedAt[:n], p.passedBase+drop
 	}
