@@ -28,6 +28,15 @@ func openProbe(t *testing.T, path string, write bool) *os.File {
 	return f
 }
 
+// probeClock returns a clock for Probe that moves 50 us each time it is
+// read: a step's length is then a count of the probe's readings, not wall
+// time a loaded machine stretches (with time.Now a slow fdatasync could
+// leave the last steps no room, and the test failed on a busy machine).
+func probeClock() func() time.Time {
+	var now time.Time
+	return func() time.Time { now = now.Add(50 * time.Microsecond); return now }
+}
+
 func TestProbeNewFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "probe.img")
 	if err := CreateZeroFile(path, 16<<20); err != nil {
@@ -41,8 +50,11 @@ func TestProbeNewFile(t *testing.T) {
 	if holds, err := HoldsData(f, size); err != nil || holds {
 		t.Fatalf("a new zero-filled file holds data: %v %v", holds, err)
 	}
-	opts := ProbeOptions{Budget: 800 * time.Millisecond, Depths: []int{1, 4}, Sizes: []uint32{4 << 10, 64 << 10}, Writes: true}
-	start := time.Now()
+	// The probe's clock moves 50 us a reading (probeClock): the budget is
+	// shared out in readings, so a loaded machine cannot starve a step.
+	clock := probeClock()
+	opts := ProbeOptions{Budget: 800 * time.Millisecond, Depths: []int{1, 4}, Sizes: []uint32{4 << 10, 64 << 10}, Writes: true, Now: clock}
+	start := clock()
 	res, err := Probe(f, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -50,13 +62,13 @@ func TestProbeNewFile(t *testing.T) {
 	// Each step gets a share of the time left, so the sweep overruns the
 	// budget by at most the last step's drain: its requests in flight at
 	// the deadline (a flush step's write and flush one after the other),
-	// so twice the slowest request, the 2 ms gap, and 100 ms for a
-	// descheduled thread on a loaded machine.
+	// so twice the slowest request, the 2 ms gap, and the readings of
+	// the step's end (100 ms is 2,000 of them).
 	var slowest time.Duration
 	for _, r := range res.Requests {
 		slowest = max(slowest, time.Duration(r.Complete-r.Issue))
 	}
-	if el := time.Since(start); el > opts.Budget+2*slowest+100*time.Millisecond {
+	if el := clock().Sub(start); el > opts.Budget+2*slowest+100*time.Millisecond {
 		t.Errorf("sweep took %v for a budget of %v (slowest request %v)", el, opts.Budget, slowest)
 	}
 	// 2 ops x 2 patterns x 2 sizes x 2 depths and the flush step: every
@@ -210,11 +222,7 @@ func TestProbePasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := openProbe(t, path, true)
-	// A clock that moves 20 us a reading: each step's length is a count of
-	// the probe's readings, not of wall time a loaded machine stretches
-	// (with time.Now a slow fdatasync could leave the last step no room).
-	var now time.Time
-	clock := func() time.Time { now = now.Add(20 * time.Microsecond); return now }
+	clock := probeClock()
 	opts := ProbeOptions{Budget: 500 * time.Millisecond, Depths: []int{1}, Sizes: []uint32{4 << 10}, Writes: true, Passes: 2, Now: clock}
 	res, err := Probe(f, opts)
 	if err != nil {
