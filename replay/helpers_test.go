@@ -1,6 +1,8 @@
 package replay_test
 
 import (
+	"testing"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
@@ -275,4 +277,18 @@ func (h *timeHeap) pop() trace.Time {
 	}
 	*h = s
 	return top
+}
+
+// collected is the workload a Collector builds from evs, in order.
+func collected(t *testing.T, evs []trace.Event) *replay.Workload {
+	t.Helper()
+	c := replay.NewCollector()
+	for i := range evs {
+		c.Add(&evs[i])
+	}
+	w, err := c.Workload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -164,23 +165,8 @@ func TestSubmitGapEvents(t *testing.T) {
 		add(trace.Event{Time: q, Action: trace.ActionQueue, PID: 9, Sector: s, Bytes: 4096, Cat: trace.CatWrite})
 		add(trace.Event{Time: q + 1, Action: trace.ActionGetRQ, PID: 9, Sector: s, Bytes: 4096, Cat: trace.CatWrite})
 	}
-	slices.SortStableFunc(evs, func(a, b trace.Event) int {
-		switch {
-		case a.Time < b.Time:
-			return -1
-		case a.Time > b.Time:
-			return 1
-		}
-		return 0
-	})
-	c := replay.NewCollector()
-	for i := range evs {
-		c.Add(&evs[i])
-	}
-	w, err := c.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
+	slices.SortStableFunc(evs, func(a, b trace.Event) int { return cmp.Compare(a.Time, b.Time) })
+	w := collected(t, evs)
 	if w.SubmitGaps != 199 {
 		t.Errorf("%d gaps measured, want 199 (100 of process 8, 99 of process 7)", w.SubmitGaps)
 	}

@@ -44,16 +44,9 @@ func TestTagSleepFlushesThePlugBeforeTheRequest(t *testing.T) {
 	ev(522*us, trace.ActionIssue, fs|trace.CatIssue, 1000, 8192)
 	ev(1013*us, trace.ActionComplete, fs|trace.CatComplete, 0, 4096)
 	ev(1522*us, trace.ActionComplete, fs|trace.CatComplete, 1000, 8192)
-	c := replay.NewCollector()
-	for i := range evs {
-		c.Add(&evs[i])
-	}
-	w, err := c.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := collected(t, evs)
 	var ds []trace.Event
-	_, err = replay.Run(w, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 1000 * us}, Mode: replay.Open,
+	_, err := replay.Run(w, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 1000 * us}, Mode: replay.Open,
 		Queue: replay.Queue{Depth: 8}}, func(e *trace.Event) error {
 		if e.Action == trace.ActionIssue {
 			ds = append(ds, *e)
@@ -95,17 +88,12 @@ func TestCaptureEndsMidSplit(t *testing.T) {
 		{Time: 8 * us, Action: trace.ActionInsert, Cat: fs, Sector: 2560, Bytes: 2560 << 9},
 		{Time: 9 * us, Action: trace.ActionIssue, Cat: fs | trace.CatIssue, Sector: 2560, Bytes: 2560 << 9},
 	}
-	c := replay.NewCollector()
 	for i := range evs {
 		evs[i].Dev, evs[i].PID = dev, 1
-		c.Add(&evs[i])
 	}
-	w, err := c.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := collected(t, evs)
 	gets := 0
-	_, err = replay.Run(w, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 1000 * us}, Queue: replay.Queue{Depth: 8}},
+	_, err := replay.Run(w, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 1000 * us}, Queue: replay.Queue{Depth: 8}},
 		func(e *trace.Event) error {
 			if e.Action == trace.ActionGetRQ {
 				gets++
