@@ -244,6 +244,11 @@ func pairs() []pair {
 		ps = append(ps, pair{Group: "seed000", Source: "rig/wi-seed000-mqdl", Sched: "bfq", Weights: cg(s[0], s[1]),
 			Real: []string{fmt.Sprintf("rig/wi-seed000-bfq-%d-%d", s[0]/10, s[1]/10)}})
 	}
+	// low_latency=0 (the real runs at load averages 3.9 and 9.2: cg1 0.133 and
+	// 0.256 of the contention window). The source's fio stalls (load 23.5)
+	// give cg2's queue cg1 as its waker on a fast device (bfq_check_waker).
+	ps = append(ps, pair{Group: "rig", Source: "rig/wi-seed000-mqdl", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"low_latency=0"},
+		Real: []string{"rig/wi-seed000-bfq-10-90-ll0-2", "rig/wi-seed000-bfq-10-90-ll0"}})
 	return ps
 }
 

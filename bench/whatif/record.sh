@@ -32,6 +32,20 @@ rec wi-seed000-mqdl mq-deadline seed000.fio tsched-cg1=100,tsched-cg2=900
 for w in 10-90 20-80 30-70 40-60 50-50; do
   rec wi-seed000-bfq-$w bfq seed000.fio tsched-cg1=${w%-*}0,tsched-cg2=${w#*-}0
 done
+# seed 000 under BFQ 100:900 with low_latency=0 (twice: the first run's
+# host load halves the loop device's rate), and with cg2's reader stalling
+# 12 ms every 1500 reads (jobs/seed000-stall.fio, the stalls fio showed in
+# wi-seed000-mqdl at a load average of 23.5) at low_latency 0 and 1: the
+# kernel's waker detection (bfq_check_waker) then gives cg1 cg2's idle time.
+recll() { # name job low_latency
+  [ -f "$out/$1/manifest.json" ] && return
+  ./capture.sh -n "$1" -o "$out/$1" -s bfq -j "$J/$2" -g tsched-cg1=100,tsched-cg2=900 -t low_latency=$3 -d 1.5 -q > "$out/$1.log" 2>&1
+  echo "$1 rc=$?"
+}
+recll wi-seed000-bfq-10-90-ll0 seed000.fio 0
+recll wi-seed000-bfq-10-90-ll0-2 seed000.fio 0
+recll wi-seed000-stall-bfq-10-90-ll0 seed000-stall.fio 0
+recll wi-seed000-stall-bfq-10-90-ll1 seed000-stall.fio 1
 rec wi-mix4-bfq-a2 bfq mix4.fio $A4
 rec wi-mix4-mqdl2 mq-deadline mix4.fio $A4
 rec wi-mix3-bfq-a2 bfq mix3.fio $A3

@@ -444,8 +444,13 @@ const findings = `## Reading the results (measured 2026-12-01)
   rig/wi-mix3-mqdl -> BFQ 800:100:100 p50 +737 -> +592 %), except rig/wi-seed000-mqdl -> BFQ with
   the probe's device model, which loses its weights (100:900 share error 1.4 -> 37.2 pp): the
   heavy job, now paced at 7.2 us a bio (81 -> 65 MiB/s, real 61.5), no longer keeps its queue
-  backlogged and the BFQ model serves the light one meanwhile (with low_latency=0 the model loses
-  the weights with or without the host model). A validation keeps the recording scheduler and gets
+  backlogged: its gaps give its queue a long think time and, after three wake-ups within 4 ms of
+  cg1's completions, cg1's queue as its waker (bfq_check_waker), whose I/O bfq_select_queue then
+  serves whenever the heavy queue has nothing queued (0.487 share; --feature waker=off 0.110). With
+  low_latency=0 the same happens without the host model: the source's fio stalls (recorded at a
+  load average of 23.5) outlast the 8 ms plug timer, which weight raising stretches to 20 ms; the
+  kernel does it too (wi-seed000-stall-bfq-10-90-ll0: a 12 ms stall every 1500 reads, cg1 0.486
+  of the bytes at 100:900, waker set 137 ms in). A validation keeps the recording scheduler and gets
   no host model: the same cost on both sides only floored the gaps below the median at it
   (b-mqdl-w500-500 D2C demerit 4.4 -> 12.5 %, fs-bfq-untar think-time agreement 76.2 -> 54.1 %).
   The model is off by default: on the 27 pairs with each capture's own calibration it moved four

@@ -70,6 +70,17 @@ type proc struct {
 	pending []trace.Time // arrival times of requests not yet inserted
 	rng     uint64
 	exited  bool
+
+	// stallEvery > 0: after each stallEvery-th submission the process
+	// stops submitting, waits for all its requests to complete and sleeps
+	// stall before refilling its depth (fio's thinktime with an async
+	// engine: io_u_quiesce, then the think time). stallEnds lists when
+	// each sleep ended.
+	stallEvery int
+	stall      trace.Time
+	issued     int
+	quiescing  bool
+	stallEnds  []trace.Time
 }
 
 func (p *proc) nextSector() uint64 {
@@ -152,7 +163,16 @@ func (h *fakeHost) run(end trace.Time) {
 			}
 			p := f.p
 			p.out--
-			if h.now < p.stop {
+			if p.quiescing {
+				if p.out == 0 {
+					p.quiescing = false
+					end := h.now + p.stall
+					p.stallEnds = append(p.stallEnds, end)
+					for i := 0; i < p.depth && end < p.stop; i++ {
+						p.pending = append(p.pending, end)
+					}
+				}
+			} else if h.now < p.stop {
 				p.pending = append(p.pending, h.now+p.think)
 			} else if p.out == 0 && !p.exited {
 				p.exited = true
@@ -180,6 +200,10 @@ func (h *fakeHost) run(end trace.Time) {
 			*rq = replay.Request{ID: h.nextID, PID: p.pid, Cgroup: p.cgroup, Sector: p.nextSector(), Bytes: p.size,
 				Cat: cat, Bios: 1, Queued: h.now, Inserted: h.now, Issued: trace.NoTime}
 			p.out++
+			p.issued++
+			if p.stallEvery > 0 && p.issued%p.stallEvery == 0 {
+				p.quiescing, p.pending = true, p.pending[:0]
+			}
 			h.s.Insert(h.now, rq)
 		}
 		h.dispatch()
