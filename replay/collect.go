@@ -28,10 +28,12 @@ type Collector struct {
 	// returned last (most events are on one device).
 	devList []*collectDev
 	last    *collectDev
-	comms   map[uint32]string
-	qIndex  map[uint32]uint32 // Q events seen per process, every device
-	byKey   map[bioKey]*collectQ
-	names   nameTable
+	// procs: each process's Q count, name and bios waiting for the
+	// Rebuilder (collectProc), with a one-entry cache.
+	procs    map[uint32]*collectProc
+	lastPID  uint32
+	lastProc *collectProc
+	names    nameTable
 	closed  bool
 	// finished: the Rebuilder finished a bio since the FIFOs were last
 	// released (only then can a head be released).
@@ -46,12 +48,14 @@ type collectDev struct {
 	depth    int
 	maxSect  uint32
 	bios     int
-	perPID   map[uint32]int
 	stats    *statsBuilder
 	fifo     []*collectQ // Q events not yet released, in capture order
 	head     int
-	lastQ    map[uint32]*collectQ
-	plug     map[uint32]bool
+	// pids: each process's state on the device (collectPID), with a
+	// one-entry cache.
+	pids     map[uint32]*collectPID
+	lastPID  uint32
+	lastP    *collectPID
 	recs     recordStore // released bios
 	// The flush machinery (flush.go), as the capture shows it: bios with PREFLUSH or
 	// FUA, flush requests issued (D of zero bytes with F), requests issued
@@ -66,12 +70,72 @@ type collectDev struct {
 	// and the FUA bios (a device without); Workload picks the one the
 	// capture calls for.
 	waitF, waitFF []*collectQ
-	// tails: each process's newest request while it may still take bios
-	// at its plug (the segment rule on Workload), nil when unknown.
-	tails map[uint32]*segTail
-	// unplugged: the bio after whose G its process unplugged (U), until
+	// tailed: the processes whose tail is set (collectPID.tail), in no
+	// particular order (dropTail only removes).
+	tailed []*collectPID
+}
+
+// collectPID is a process's state on one device.
+type collectPID struct {
+	bios  int       // bios the Rebuilder finished (Workload.perPID)
+	lastQ *collectQ // its latest Q
+	plug  bool      // its plug is open
+	// unplugged: the bio after whose G the process unplugged (U), until
 	// its next Q or P: a P right after is blk_add_rq_to_plug's flush.
-	unplugged map[uint32]*collectQ
+	unplugged *collectQ
+	// tail: the process's newest request while it may still take bios at
+	// its plug (the segment rule on Workload), nil when unknown; spare, a
+	// tail no longer followed, reused for the next.
+	tail, spare *segTail
+	tailed      bool // in collectDev.tailed
+}
+
+// collectProc is what the Collector keeps of a process over every
+// device.
+type collectProc struct {
+	next uint32 // Q events seen: the index of its next bio
+	comm string // its latest name, "" while unknown
+	// pend holds its Q events the Rebuilder has not finished (nor
+	// released), by bio index from base: pend[i] is bio base+i, nil once
+	// taken; base+len(pend) == next while pend is not empty.
+	base uint32
+	pend []*collectQ
+}
+
+// get returns the pending Q of bio index, nil when none.
+func (p *collectProc) get(index uint32) *collectQ {
+	if i := index - p.base; index >= p.base && int(i) < len(p.pend) {
+		return p.pend[i]
+	}
+	return nil
+}
+
+// push adds the Q of the process's next bio, index.
+func (p *collectProc) push(index uint32, q *collectQ) {
+	if len(p.pend) == 0 {
+		p.base, p.pend = index, p.pend[:0]
+	}
+	p.pend = append(p.pend, q)
+}
+
+// take removes the pending Q of bio index.
+func (p *collectProc) take(index uint32) {
+	i := index - p.base
+	if index < p.base || int(i) >= len(p.pend) {
+		return
+	}
+	p.pend[i] = nil
+	k := 0
+	for k < len(p.pend) && p.pend[k] == nil {
+		k++
+	}
+	switch {
+	case k == len(p.pend):
+		p.pend = p.pend[:0]
+	case k > 0:
+		p.base += uint32(k)
+		p.pend = p.pend[k:]
+	}
 }
 
 // segTail is a process's newest request in the capture, from its G until
@@ -109,8 +173,47 @@ func NewCollector() *Collector {
 // of the capture, close the Rebuilder before calling Workload. Add must not
 // be used.
 func NewSharedCollector() *Collector {
-	return &Collector{devs: map[trace.Dev]*collectDev{}, comms: map[uint32]string{},
-		qIndex: map[uint32]uint32{}, byKey: map[bioKey]*collectQ{}}
+	return &Collector{devs: map[trace.Dev]*collectDev{}, procs: map[uint32]*collectProc{}}
+}
+
+// proc returns the state of process pid, creating it on first use.
+func (c *Collector) proc(pid uint32) *collectProc {
+	if c.lastProc != nil && c.lastPID == pid {
+		return c.lastProc
+	}
+	p := c.procs[pid]
+	if p == nil {
+		p = &collectProc{}
+		c.procs[pid] = p
+	}
+	c.lastPID, c.lastProc = pid, p
+	return p
+}
+
+// comm returns the latest name of process pid, "" when unknown.
+func (c *Collector) comm(pid uint32) string {
+	if c.lastProc != nil && c.lastPID == pid {
+		return c.lastProc.comm
+	}
+	if p := c.procs[pid]; p != nil {
+		return p.comm
+	}
+	return ""
+}
+
+// pid returns the state of process pid on the device, creating it on
+// first use.
+func (s *collectDev) pid(pid uint32) *collectPID {
+	if s.lastP != nil && s.lastPID == pid {
+		return s.lastP
+	}
+	p := s.pids[pid]
+	if p == nil {
+		p = &collectPID{}
+		s.pids[pid] = p
+	}
+	s.lastPID, s.lastP = pid, p
+	return p
 }
 
 func (c *Collector) dev(d trace.Dev) *collectDev {
@@ -119,9 +222,7 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	}
 	s := c.devs[d]
 	if s == nil {
-		s = &collectDev{dev: d, perPID: map[uint32]int{}, stats: newStatsBuilder(),
-			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}, tails: map[uint32]*segTail{},
-			unplugged: map[uint32]*collectQ{}}
+		s = &collectDev{dev: d, stats: newStatsBuilder(), pids: map[uint32]*collectPID{}}
 		c.devs[d] = s
 		c.devList = append(c.devList, s)
 	}
@@ -133,14 +234,14 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 func (c *Collector) OnBio(b *trace.Bio) {
 	s := c.dev(b.Dev)
 	s.bios++
-	s.perPID[b.PID]++
-	s.stats.addBio(b.PID, c.comms[b.PID], b.Cgroup, b.Bytes, b.Queue, b.Done)
-	k := bioKey{b.PID, b.Index}
-	q := c.byKey[k]
+	s.pid(b.PID).bios++
+	p := c.proc(b.PID)
+	s.stats.addBio(b.PID, p.comm, b.Cgroup, b.Bytes, b.Queue, b.Done)
+	q := p.get(b.Index)
 	if q == nil || q.dev != b.Dev {
 		return
 	}
-	delete(c.byKey, k)
+	p.take(b.Index)
 	q.rec.issue, q.rec.done = b.Issue, b.Done
 	q.rec.cgroup = b.Cgroup
 	q.done = true
@@ -167,21 +268,23 @@ func (c *Collector) Before(e *trace.Event) {
 	switch e.Action {
 	case trace.ActionProcess:
 		if e.Text != "" {
-			c.comms[e.PID] = e.Text
+			c.proc(e.PID).comm = e.Text
 		}
 	case trace.ActionQueue:
-		idx := c.qIndex[e.PID]
-		c.qIndex[e.PID] = idx + 1
+		p := c.proc(e.PID)
+		idx := p.next
+		p.next++
 		if e.Comm != "" {
-			c.comms[e.PID] = e.Comm
+			p.comm = e.Comm
 		}
 		s := c.dev(e.Dev)
+		sp := s.pid(e.PID)
 		q := &collectQ{dev: e.Dev, rec: storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup,
-			comm: c.names.id(c.comms[e.PID]), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
+			comm: c.names.id(p.comm), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
 			queue: e.Time, issue: trace.NoTime, done: trace.NoTime,
 			got: trace.NoTime, doneF: trace.NoTime, doneFF: trace.NoTime,
 			segs: uint16(min(minSegments(e.Bytes), math.MaxUint16))}}
-		q.plugged = s.plug[e.PID]
+		q.plugged = sp.plug
 		if e.Cat&(trace.CatFlush|trace.CatFUA) != 0 {
 			s.flushQ++
 		}
@@ -194,31 +297,33 @@ func (c *Collector) Before(e *trace.Event) {
 			s.waitFF = append(s.waitFF, q)
 		}
 		s.fifo = append(s.fifo, q)
-		c.byKey[bioKey{e.PID, idx}] = q
-		s.lastQ[e.PID] = q
-		delete(s.unplugged, e.PID)
+		p.push(idx, q)
+		sp.lastQ = q
+		sp.unplugged = nil
 	case trace.ActionGetRQ, trace.ActionBackMerge, trace.ActionFrontMerge:
 		// The end of the bio's submission (it slept for a request before G).
 		s := c.dev(e.Dev)
-		q := s.lastQ[e.PID]
+		sp := s.pid(e.PID)
+		q := sp.lastQ
 		bio := q != nil && !q.rec.got.Valid() && q.rec.sector == e.Sector
 		if bio {
 			q.rec.got = e.Time
 		}
-		s.segments(e, q, bio)
+		s.segments(e, sp, q, bio)
 	case trace.ActionSplit:
 		s := c.dev(e.Dev)
-		if q := s.lastQ[e.PID]; q != nil && !q.rec.got.Valid() {
+		if q := s.pid(e.PID).lastQ; q != nil && !q.rec.got.Valid() {
 			q.split = true
 		}
 	case trace.ActionInsert:
 		c.dev(e.Dev).dropTail(e.Sector)
 	case trace.ActionPlug:
 		s := c.dev(e.Dev)
-		s.plug[e.PID] = true
+		sp := s.pid(e.PID)
+		sp.plug = true
 		// P follows the G of the plug's first request.
-		q := s.lastQ[e.PID]
-		if u := s.unplugged[e.PID]; u != nil && u == q {
+		q := sp.lastQ
+		if u := sp.unplugged; u != nil && u == q {
 			// G, U, P with no Q between: blk_add_rq_to_plug flushed a
 			// full plug (BLK_MAX_REQUEST_COUNT requests, or the last one
 			// of BLK_PLUG_FLUSH_SIZE bytes or more) before the bio's new
@@ -226,7 +331,7 @@ func (c *Collector) Before(e *trace.Event) {
 			// itself, so the bio does not end its plug.
 			q.plugEnd = false
 		}
-		delete(s.unplugged, e.PID)
+		sp.unplugged = nil
 		if q != nil && !q.plugEnd {
 			q.plugged = true
 		}
@@ -234,13 +339,13 @@ func (c *Collector) Before(e *trace.Event) {
 		// The unplug leaves the process's newest request followed: the
 		// unplug that blk_add_rq_to_plug makes comes after its G, and
 		// the request leaves the plug with its I (or D).
-		s := c.dev(e.Dev)
-		delete(s.unplugged, e.PID)
-		if s.plug[e.PID] {
-			s.plug[e.PID] = false
-			if q := s.lastQ[e.PID]; q != nil && q.plugged {
+		sp := c.dev(e.Dev).pid(e.PID)
+		sp.unplugged = nil
+		if sp.plug {
+			sp.plug = false
+			if q := sp.lastQ; q != nil && q.plugged {
 				if !q.plugEnd && e.Action == trace.ActionUnplugIO && q.rec.got.Valid() {
-					s.unplugged[e.PID] = q
+					sp.unplugged = q
 				}
 				q.plugEnd = true
 			}
@@ -269,24 +374,33 @@ func (c *Collector) Before(e *trace.Event) {
 	}
 }
 
-// segments follows the process's newest request (collectDev.tails) through
-// a G, M or F event e of process e.PID; bio says e is of q, the
-// process's latest bio. A bio that gets a request of its own (G) though
+// segments follows the process's newest request (collectPID.tail)
+// through a G, M or F event e of process e.PID, whose state is sp; bio
+// says e is of q, the process's latest bio. A bio that gets a request of its own (G) though
 // it starts where that request ends, may merge with it (same operation
 // and cgroup, neither a flush nor FUA, not split) and would keep it
 // within max_sectors was refused for segments (ll_new_hw_segment): the
 // request's bios then have at least MaxSegments+1 segments with it, and
 // their Segments grow to that (the segment rule on Workload).
-func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
-	t := s.tails[e.PID]
+func (s *collectDev) segments(e *trace.Event, sp *collectPID, q *collectQ, bio bool) {
+	t := sp.tail
 	switch {
 	case e.Action == trace.ActionGetRQ && bio:
 		if t != nil && t.end == q.rec.sector && !q.split && mergeable(t.cat, q.rec.cat) && t.cgroup == q.rec.cgroup &&
 			t.end-t.start+uint64(q.rec.bytes>>9) <= uint64(max(s.maxSect, defaultMaxSectors)) {
 			growSegments(t.bios, defaultMaxSegments+1-int(q.rec.segs))
 		}
-		s.tails[e.PID] = &segTail{start: q.rec.sector, end: q.rec.sector + uint64(q.rec.bytes>>9),
-			cat: q.rec.cat, cgroup: q.rec.cgroup, bios: []*collectQ{q}}
+		n := t
+		if n == nil {
+			n, sp.spare = sp.spare, nil
+		}
+		if n == nil {
+			n = &segTail{}
+		}
+		clear(n.bios)
+		*n = segTail{start: q.rec.sector, end: q.rec.sector + uint64(q.rec.bytes>>9),
+			cat: q.rec.cat, cgroup: q.rec.cgroup, bios: append(n.bios[:0], q)}
+		s.setTail(sp, n)
 	case t == nil:
 	case e.Action == trace.ActionBackMerge && bio && t.end == q.rec.sector:
 		t.end += uint64(q.rec.bytes >> 9)
@@ -295,18 +409,37 @@ func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
 		t.start = q.rec.sector
 		t.bios = append(t.bios, q)
 	case e.Action == trace.ActionGetRQ:
-		delete(s.tails, e.PID) // a split's later part: a request not followed
+		sp.tail, sp.spare = nil, t // a split's later part: a request not followed
+	}
+}
+
+// setTail makes t the tail of sp.
+func (s *collectDev) setTail(sp *collectPID, t *segTail) {
+	sp.tail = t
+	if !sp.tailed {
+		sp.tailed = true
+		s.tailed = append(s.tailed, sp)
 	}
 }
 
 // dropTail stops following the request starting at sector (its I or D,
-// which the dispatching task may log, not its process).
+// which the dispatching task may log, not its process), and forgets the
+// processes no longer followed.
 func (s *collectDev) dropTail(sector uint64) {
-	for pid, t := range s.tails {
-		if t.start == sector {
-			delete(s.tails, pid)
+	k := 0
+	for _, sp := range s.tailed {
+		if t := sp.tail; t != nil && t.start == sector {
+			sp.tail, sp.spare = nil, t
 		}
+		if sp.tail == nil {
+			sp.tailed = false
+			continue
+		}
+		s.tailed[k] = sp
+		k++
 	}
+	clear(s.tailed[k:])
+	s.tailed = s.tailed[:k]
 }
 
 // mergeable reports whether bios of categories a and b may share a
@@ -408,8 +541,9 @@ func (c *Collector) release(s *collectDev, eof bool) {
 			clear(s.fifo[n:])
 			s.fifo, s.head = s.fifo[:n], 0
 		}
-		if c.byKey[bioKey{q.rec.pid, q.rec.index}] == q {
-			delete(c.byKey, bioKey{q.rec.pid, q.rec.index})
+		p := c.proc(q.rec.pid)
+		if p.get(q.rec.index) == q {
+			p.take(q.rec.index)
 		}
 		r := q.rec
 		if q.plugged {
@@ -419,7 +553,7 @@ func (c *Collector) release(s *collectDev, eof bool) {
 			r.flags |= recPlugEnd
 		}
 		if c.names.name(r.comm) == "" {
-			r.comm = c.names.id(c.comms[r.pid])
+			r.comm = c.names.id(p.comm)
 		}
 		s.recs.add(r)
 	}
@@ -459,7 +593,13 @@ func (c *Collector) Workload() (*Workload, error) {
 	}
 	s := c.devs[best]
 	s.recs.seal()
-	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: s.perPID}
+	perPID := make(map[uint32]int, len(s.pids))
+	for pid, p := range s.pids {
+		if p.bios > 0 {
+			perPID[pid] = p.bios
+		}
+	}
+	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: perPID}
 	switch {
 	case s.flushD > 0:
 		w.WriteCache = WriteBack
@@ -470,7 +610,7 @@ func (c *Collector) Workload() (*Workload, error) {
 	s.stats.finish(w)
 	for i := range w.Processes {
 		if w.Processes[i].Comm == "" {
-			w.Processes[i].Comm = c.comms[w.Processes[i].PID]
+			w.Processes[i].Comm = c.comm(w.Processes[i].PID)
 		}
 	}
 	recs, names := &s.recs, &c.names
