@@ -34,7 +34,7 @@ type Collector struct {
 	lastPID  uint32
 	lastProc *collectProc
 	names    nameTable
-	closed  bool
+	closed   bool
 	// finished: the Rebuilder finished a bio since the FIFOs were last
 	// released (only then can a head be released).
 	finished bool
@@ -53,10 +53,10 @@ type collectDev struct {
 	head     int
 	// pids: each process's state on the device (collectPID), with a
 	// one-entry cache.
-	pids     map[uint32]*collectPID
-	lastPID  uint32
-	lastP    *collectPID
-	recs     recordStore // released bios
+	pids    map[uint32]*collectPID
+	lastPID uint32
+	lastP   *collectPID
+	recs    recordStore // released bios
 	// The flush machinery (flush.go), as the capture shows it: bios with PREFLUSH or
 	// FUA, flush requests issued (D of zero bytes with F), requests issued
 	// with FUA.
