@@ -198,7 +198,7 @@ type Summarizer struct {
 	rb     *trace.Rebuilder
 	closed bool
 
-	events   map[string]uint64
+	events   [256]uint64 // by Action (events.by_action at Summary)
 	total    uint64
 	first    trace.Time
 	last     trace.Time
@@ -208,6 +208,10 @@ type Summarizer struct {
 	cgroups  map[uint64]*SummaryCgroup
 	cgPaths  map[uint64]string
 	comms    map[uint32]string
+	// lastPID, lastComm: the name stored last in comms, which most events
+	// repeat (not stored again).
+	lastPID  uint32
+	lastComm string
 	dropped  uint64
 	missing  []int
 	finished bool
@@ -225,7 +229,6 @@ type sumAgg struct {
 func NewSummarizer(opts SummaryOptions) *Summarizer {
 	s := &Summarizer{
 		opts:    opts,
-		events:  make(map[string]uint64),
 		first:   trace.NoTime,
 		last:    trace.NoTime,
 		devs:    make(map[trace.Dev]*sumAgg),
@@ -244,14 +247,14 @@ var sumLetters = [...]string{"Q", "G", "I", "D", "C", "M", "F", "P", "U", "A", "
 // Add feeds the next event (in reader order).
 func (s *Summarizer) Add(e *trace.Event) {
 	s.total++
-	s.events[e.Action.Letter()]++
+	s.events[e.Action]++
 	if e.CgroupPath != "" && e.Cgroup != 0 {
 		s.cgPaths[e.Cgroup] = e.CgroupPath
 	}
 	if e.Comm != "" {
-		s.comms[e.PID] = e.Comm
+		s.setComm(e.PID, e.Comm)
 	} else if e.Action == trace.ActionProcess && e.Text != "" {
-		s.comms[e.PID] = e.Text
+		s.setComm(e.PID, e.Text)
 	}
 	if !e.Action.IsNotify() {
 		if s.first == trace.NoTime || e.Time < s.first {
@@ -267,6 +270,15 @@ func (s *Summarizer) Add(e *trace.Event) {
 		}
 	}
 	s.rb.Add(e)
+}
+
+// setComm records comm as the name of pid.
+func (s *Summarizer) setComm(pid uint32, comm string) {
+	if pid == s.lastPID && comm == s.lastComm && comm != "" {
+		return // comms[pid] holds it already
+	}
+	s.comms[pid] = comm
+	s.lastPID, s.lastComm = pid, comm
 }
 
 // SetDiagnostics records the reader's findings: events dropped (sequence
@@ -428,8 +440,10 @@ func (s *Summarizer) Result() Summary {
 	for _, l := range sumLetters {
 		out.Events.ByAction[l] = 0
 	}
-	for k, v := range s.events {
-		out.Events.ByAction[k] = v
+	for a, v := range s.events {
+		if v != 0 {
+			out.Events.ByAction[trace.Action(a).Letter()] = v
+		}
 	}
 	if s.first != trace.NoTime {
 		out.Span = SummarySpan{Start: s.first.Seconds(), End: s.last.Seconds(), Seconds: (s.last - s.first).Seconds()}
@@ -681,8 +695,10 @@ func (s *sumSeek) addDist(d int64) {
 	if s.modes == nil {
 		s.modes = make(map[int64]uint64)
 	}
-	if _, ok := s.modes[d]; ok || len(s.modes) < sumModeCap {
-		s.modes[d]++
+	if len(s.modes) < sumModeCap {
+		s.modes[d]++ // one map operation while the cap is not reached
+	} else if n, ok := s.modes[d]; ok {
+		s.modes[d] = n + 1
 	}
 }
 
