@@ -198,16 +198,16 @@ type Summarizer struct {
 	rb     *trace.Rebuilder
 	closed bool
 
-	events   [256]uint64 // by Action (events.by_action at Summary)
-	total    uint64
-	first    trace.Time
-	last     trace.Time
-	all      sumAgg
-	devs     map[trace.Dev]*sumAgg
-	procs    map[uint32]*SummaryProcess
-	cgroups  map[uint64]*SummaryCgroup
-	cgPaths  map[uint64]string
-	comms    map[uint32]string
+	events  [256]uint64 // by Action (events.by_action at Summary)
+	total   uint64
+	first   trace.Time
+	last    trace.Time
+	all     sumAgg
+	devs    map[trace.Dev]*sumAgg
+	procs   map[uint32]*SummaryProcess
+	cgroups map[uint64]*SummaryCgroup
+	cgPaths map[uint64]string
+	comms   map[uint32]string
 	// lastPID, lastComm: the name stored last in comms, which most events
 	// repeat (not stored again).
 	lastPID  uint32
