@@ -1210,8 +1210,11 @@ func (x *rbIndex[T]) popOldest(sec uint64) T {
 // it empties.
 func (x *rbIndex[T]) remove(p, i int) {
 	s := x.ents[p].s
-	s.items = slices.Delete(s.items, i, i+1)
-	if len(s.items) > 0 {
+	if len(s.items) == 1 { // the usual list: one entry
+		var zero T
+		s.items[0] = zero
+		s.items = s.items[:0]
+	} else if s.items = slices.Delete(s.items, i, i+1); len(s.items) > 0 {
 		return
 	}
 	x.del(p)
