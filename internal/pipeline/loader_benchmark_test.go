@@ -14,11 +14,12 @@ import (
 //   - BenchmarkDecode: the capture's events decoded (blktrace: the
 //     per-CPU decoders, their merge and the pipeline), in batches as the
 //     command reads them;
+//
 //   - BenchmarkLoader: those events, decoded beforehand, fed to a Loader
 //     (the real side's Rebuilder and tables, and the workload's
 //     Collector), then Finish.
 //
-//	go test -run '^$' -bench 'Decode|Loader' -cpu 1 ./internal/pipeline
+//     go test -run '^$' -bench 'Decode|Loader' -cpu 1 ./internal/pipeline
 func BenchmarkDecode(b *testing.B) {
 	path := benchCapture(b)
 	evs := make([]trace.Event, 64)
