@@ -9,17 +9,14 @@ import (
 )
 
 // The read path of a replay in its two halves, on the recorded 10 s BFQ
-// capture (about 940,000 events, 133,514 requests):
+// capture (about 940,000 events, 133,514 requests). Compare them side by
+// side, with -cpu 1:
 //
-//   - BenchmarkDecode: the capture's events decoded (blktrace: the
-//     per-CPU decoders, their merge and the pipeline), in batches as the
-//     command reads them;
-//
-//   - BenchmarkLoader: those events, decoded beforehand, fed to a Loader
-//     (the real side's Rebuilder and tables, and the workload's
-//     Collector), then Finish.
-//
-//     go test -run '^$' -bench 'Decode|Loader' -cpu 1 ./internal/pipeline
+//	go test -run '^$' -bench 'Decode|Loader' -cpu 1 ./internal/pipeline
+
+// BenchmarkDecode: the capture's events decoded (blktrace: the per-CPU
+// decoders, their merge and the pipeline), in batches as the command
+// reads them.
 func BenchmarkDecode(b *testing.B) {
 	path := benchCapture(b)
 	evs := make([]trace.Event, 64)
@@ -41,6 +38,9 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
 }
 
+// BenchmarkLoader: the capture's events, decoded beforehand, fed to a
+// Loader (the real side's Rebuilder and tables, and the workload's
+// Collector), then Finish.
 func BenchmarkLoader(b *testing.B) {
 	path := benchCapture(b)
 	in := openB(b, path)
