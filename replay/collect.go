@@ -545,7 +545,9 @@ func (c *Collector) release(s *collectDev, eof bool) {
 		if p.get(q.rec.index) == q {
 			p.take(q.rec.index)
 		}
-		r := q.rec
+		// q leaves the Collector here: its record is completed in place
+		// and stored (a copy would be read and written twice over).
+		r := &q.rec
 		if q.plugged {
 			r.flags |= recPlugged
 		}
@@ -661,7 +663,7 @@ type recordStore struct {
 	n                                                         int
 }
 
-func (s *recordStore) add(r storedRecord) {
+func (s *recordStore) add(r *storedRecord) {
 	s.sector.Append(r.sector)
 	s.cgroup.Append(r.cgroup)
 	s.pid.Append(uint64(r.pid))
