@@ -704,15 +704,6 @@ func (s *recordStore) bytesHeld() int {
 	return n
 }
 
-func (s *recordStore) at(i int) storedRecord {
-	return storedRecord{
-		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), index: uint32(s.index.At(i)),
-		bytes: uint32(s.bytes.At(i)), comm: uint32(s.comm.At(i)), cat: trace.Category(s.cat.At(i)), flags: uint8(s.flags.At(i)), segs: uint16(s.segs.At(i)),
-		queue: trace.Time(s.queue.At(i)), issue: trace.Time(s.issue.At(i)), done: trace.Time(s.done.At(i)),
-		got: trace.Time(s.got.At(i)), doneF: trace.Time(s.doneF.At(i)), doneFF: trace.Time(s.doneFF.At(i)),
-	}
-}
-
 // nameTable interns process names: id 0 is "".
 type nameTable struct {
 	ids   map[string]uint32
@@ -770,19 +761,26 @@ func (s *storeSource) next() (*Record, error) {
 	if len(s.block) == 0 {
 		s.block = make([]Record, min(1024, s.recs.n-s.i))
 	}
-	sr := s.recs.at(s.i)
+	// The record is read column by column into its Record, which is
+	// zero (fresh from make, each used once): no storedRecord and no
+	// Record literal built aside and copied.
+	i, t := s.i, s.recs
 	s.i++
 	r := &s.block[0]
 	s.block = s.block[1:]
-	*r = Record{PID: sr.pid, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
-		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
-		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, got: sr.got, Segments: sr.segs}
+	r.PID, r.Index, r.Cgroup = uint32(t.pid.At(i)), uint32(t.index.At(i)), t.cgroup.At(i)
+	r.Comm = s.names.name(uint32(t.comm.At(i)))
+	r.Sector, r.Bytes, r.Cat = t.sector.At(i), uint32(t.bytes.At(i)), trace.Category(t.cat.At(i))
+	r.Queue, r.Issue, r.Done = trace.Time(t.queue.At(i)), trace.Time(t.issue.At(i)), trace.Time(t.done.At(i))
+	flags := uint8(t.flags.At(i))
+	r.Plugged, r.PlugEnd = flags&recPlugged != 0, flags&recPlugEnd != 0
+	r.got, r.Segments = trace.Time(t.got.At(i)), uint16(t.segs.At(i))
 	if s.wb {
 		switch {
-		case s.fua && sr.cat&trace.CatFlush != 0:
-			r.Done = sr.doneF
-		case !s.fua && sr.cat&(trace.CatFlush|trace.CatFUA) != 0:
-			r.Done = sr.doneFF
+		case s.fua && r.Cat&trace.CatFlush != 0:
+			r.Done = trace.Time(t.doneF.At(i))
+		case !s.fua && r.Cat&(trace.CatFlush|trace.CatFUA) != 0:
+			r.Done = trace.Time(t.doneFF.At(i))
 		}
 	}
 	s.inf.infer(r)
