@@ -69,7 +69,7 @@ func (s *Side) drainHeld() {
 			return
 		}
 		s.addRequest(&o.ring[slot])
-		o.ring[slot], o.have[slot] = trace.Request{}, false
+		o.have[slot] = false // the slot's copy stays until overwritten (its Comm is interned anyway)
 		o.held--
 		o.next++
 	}

@@ -38,6 +38,14 @@ type streamFigures struct {
 	cgroups map[uint64]*streamKey
 	pids    map[uint32]*streamPID
 	total   []uint64 // bytes completed per window, all cgroups
+
+	// The cgroup and process looked up last (bios come from a few of
+	// each in turn): lastCg is valid when lastC is not nil, lastPID when
+	// lastP is not.
+	lastCg  uint64
+	lastC   *streamKey
+	lastPID uint32
+	lastP   *streamPID
 }
 
 // streamKey is one cgroup's or process's accumulation on one side.
@@ -113,20 +121,28 @@ func (f *streamFigures) add(b *trace.Bio) {
 }
 
 func (f *streamFigures) key(cg uint64) *streamKey {
+	if f.lastC != nil && f.lastCg == cg {
+		return f.lastC
+	}
 	c := f.cgroups[cg]
 	if c == nil {
 		c = &streamKey{first: math.MaxInt64, last: math.MinInt64}
 		f.cgroups[cg] = c
 	}
+	f.lastCg, f.lastC = cg, c
 	return c
 }
 
 func (f *streamFigures) pid(pid uint32) *streamPID {
+	if f.lastP != nil && f.lastPID == pid {
+		return f.lastP
+	}
 	p := f.pids[pid]
 	if p == nil {
 		p = &streamPID{streamKey: streamKey{last: math.MinInt64}, minQ: math.MaxInt64}
 		f.pids[pid] = p
 	}
+	f.lastPID, f.lastP = pid, p
 	return p
 }
 
@@ -149,6 +165,13 @@ func (k *streamKey) addBusy(q, d, bridge int64) {
 	n := len(ivs)
 	if n == 0 || ivs[n-1].to < from { // in order: the usual case
 		k.busy = append(ivs, interval{from, to})
+		return
+	}
+	if last := &ivs[n-1]; last.from <= from {
+		// Within reach of the last component only (the earlier ones end
+		// before it starts, so before from): the search below would find
+		// it alone and widen it.
+		last.to = max(last.to, to)
 		return
 	}
 	// The first component reaching from, and those up to to.

@@ -28,11 +28,13 @@ type Collector struct {
 	// returned last (most events are on one device).
 	devList []*collectDev
 	last    *collectDev
-	comms   map[uint32]string
-	qIndex  map[uint32]uint32 // Q events seen per process, every device
-	byKey   map[bioKey]*collectQ
-	names   nameTable
-	closed  bool
+	// procs: each process's Q count, name and bios waiting for the
+	// Rebuilder (collectProc), with a one-entry cache.
+	procs    map[uint32]*collectProc
+	lastPID  uint32
+	lastProc *collectProc
+	names    nameTable
+	closed   bool
 	// finished: the Rebuilder finished a bio since the FIFOs were last
 	// released (only then can a head be released).
 	finished bool
@@ -46,13 +48,15 @@ type collectDev struct {
 	depth    int
 	maxSect  uint32
 	bios     int
-	perPID   map[uint32]int
 	stats    *statsBuilder
 	fifo     []*collectQ // Q events not yet released, in capture order
 	head     int
-	lastQ    map[uint32]*collectQ
-	plug     map[uint32]bool
-	recs     recordStore // released bios
+	// pids: each process's state on the device (collectPID), with a
+	// one-entry cache.
+	pids    map[uint32]*collectPID
+	lastPID uint32
+	lastP   *collectPID
+	recs    recordStore // released bios
 	// The flush machinery (flush.go), as the capture shows it: bios with PREFLUSH or
 	// FUA, flush requests issued (D of zero bytes with F), requests issued
 	// with FUA.
@@ -66,20 +70,83 @@ type collectDev struct {
 	// and the FUA bios (a device without); Workload picks the one the
 	// capture calls for.
 	waitF, waitFF []*collectQ
-	// tails: each process's newest request while it may still take bios
-	// at its plug (the segment rule on Workload), nil when unknown.
-	tails map[uint32]*segTail
-	// unplugged: the bio after whose G its process unplugged (U), until
+	// tailed: the processes whose tail is set (collectPID.tail), in no
+	// particular order (dropTail only removes).
+	tailed []*collectPID
+	// gaps: the back-to-back Q-to-Q gaps of its processes
+	// (Workload.SubmitGap).
+	gaps gapHist
+}
+
+// collectPID is a process's state on one device.
+type collectPID struct {
+	bios  int       // bios the Rebuilder finished (Workload.perPID)
+	lastQ *collectQ // its latest Q
+	plug  bool      // its plug is open
+	// unplugged: the bio after whose G the process unplugged (U), until
 	// its next Q or P: a P right after is blk_add_rq_to_plug's flush.
-	unplugged map[uint32]*collectQ
-	// doneAt: each process's latest completion of a bio the Rebuilder
-	// finished; gaps: its back-to-back Q-to-Q gaps (Workload.SubmitGap).
-	doneAt map[uint32]trace.Time
-	gaps   gapHist
-	// attempted: a process's newest request that left its plug (I or D)
-	// while the process's latest bio, queued at its end, had tried to
-	// merge with it and not yet got its request (dropTail).
-	attempted map[uint32]*segTail
+	unplugged *collectQ
+	// tail: the process's newest request while it may still take bios at
+	// its plug (the segment rule on Workload), nil when unknown; spare, a
+	// tail no longer followed, reused for the next.
+	tail, spare *segTail
+	tailed      bool // in collectDev.tailed
+	// attempted: the process's newest request that left its plug (I or
+	// D) while its latest bio, queued at its end, had tried to merge with
+	// it and not yet got its request (dropTail); never a spare.
+	attempted *segTail
+	// doneAt: the latest completion of its bios the Rebuilder finished,
+	// when hasDone (Workload.SubmitGap).
+	doneAt  trace.Time
+	hasDone bool
+}
+
+// collectProc is what the Collector keeps of a process over every
+// device.
+type collectProc struct {
+	next uint32 // Q events seen: the index of its next bio
+	comm string // its latest name, "" while unknown
+	// pend holds its Q events the Rebuilder has not finished (nor
+	// released), by bio index from base: pend[i] is bio base+i, nil once
+	// taken; base+len(pend) == next while pend is not empty.
+	base uint32
+	pend []*collectQ
+}
+
+// get returns the pending Q of bio index, nil when none.
+func (p *collectProc) get(index uint32) *collectQ {
+	if i := index - p.base; index >= p.base && int(i) < len(p.pend) {
+		return p.pend[i]
+	}
+	return nil
+}
+
+// push adds the Q of the process's next bio, index.
+func (p *collectProc) push(index uint32, q *collectQ) {
+	if len(p.pend) == 0 {
+		p.base, p.pend = index, p.pend[:0]
+	}
+	p.pend = append(p.pend, q)
+}
+
+// take removes the pending Q of bio index.
+func (p *collectProc) take(index uint32) {
+	i := index - p.base
+	if index < p.base || int(i) >= len(p.pend) {
+		return
+	}
+	p.pend[i] = nil
+	k := 0
+	for k < len(p.pend) && p.pend[k] == nil {
+		k++
+	}
+	switch {
+	case k == len(p.pend):
+		p.pend = p.pend[:0]
+	case k > 0:
+		p.base += uint32(k)
+		p.pend = p.pend[k:]
+	}
 }
 
 // segTail is a process's newest request in the capture, from its G until
@@ -102,7 +169,7 @@ type collectQ struct {
 	// inF, inFF: still waiting in collectDev.waitF, waitFF.
 	inF, inFF bool
 	split     bool // an X followed its Q: it was split at max_sectors
-	held      bool // in a tail of collectDev.attempted: not released yet
+	held      bool // in a tail of collectPID.attempted: not released yet
 	// flushBefore: a UT came between its Q and its G (Record.flushBefore)
 	flushBefore bool
 }
@@ -120,8 +187,47 @@ func NewCollector() *Collector {
 // of the capture, close the Rebuilder before calling Workload. Add must not
 // be used.
 func NewSharedCollector() *Collector {
-	return &Collector{devs: map[trace.Dev]*collectDev{}, comms: map[uint32]string{},
-		qIndex: map[uint32]uint32{}, byKey: map[bioKey]*collectQ{}}
+	return &Collector{devs: map[trace.Dev]*collectDev{}, procs: map[uint32]*collectProc{}}
+}
+
+// proc returns the state of process pid, creating it on first use.
+func (c *Collector) proc(pid uint32) *collectProc {
+	if c.lastProc != nil && c.lastPID == pid {
+		return c.lastProc
+	}
+	p := c.procs[pid]
+	if p == nil {
+		p = &collectProc{}
+		c.procs[pid] = p
+	}
+	c.lastPID, c.lastProc = pid, p
+	return p
+}
+
+// comm returns the latest name of process pid, "" when unknown.
+func (c *Collector) comm(pid uint32) string {
+	if c.lastProc != nil && c.lastPID == pid {
+		return c.lastProc.comm
+	}
+	if p := c.procs[pid]; p != nil {
+		return p.comm
+	}
+	return ""
+}
+
+// pid returns the state of process pid on the device, creating it on
+// first use.
+func (s *collectDev) pid(pid uint32) *collectPID {
+	if s.lastP != nil && s.lastPID == pid {
+		return s.lastP
+	}
+	p := s.pids[pid]
+	if p == nil {
+		p = &collectPID{}
+		s.pids[pid] = p
+	}
+	s.lastPID, s.lastP = pid, p
+	return p
 }
 
 func (c *Collector) dev(d trace.Dev) *collectDev {
@@ -130,9 +236,7 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	}
 	s := c.devs[d]
 	if s == nil {
-		s = &collectDev{dev: d, perPID: map[uint32]int{}, stats: newStatsBuilder(),
-			lastQ: map[uint32]*collectQ{}, plug: map[uint32]bool{}, tails: map[uint32]*segTail{},
-			unplugged: map[uint32]*collectQ{}, doneAt: map[uint32]trace.Time{}, attempted: map[uint32]*segTail{}}
+		s = &collectDev{dev: d, stats: newStatsBuilder(), pids: map[uint32]*collectPID{}}
 		c.devs[d] = s
 		c.devList = append(c.devList, s)
 	}
@@ -144,17 +248,18 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 func (c *Collector) OnBio(b *trace.Bio) {
 	s := c.dev(b.Dev)
 	s.bios++
-	s.perPID[b.PID]++
-	s.stats.addBio(b.PID, c.comms[b.PID], b.Cgroup, b.Bytes, b.Queue, b.Done)
-	if b.Done.Valid() && b.Done > s.doneAt[b.PID] {
-		s.doneAt[b.PID] = b.Done
+	sp := s.pid(b.PID)
+	sp.bios++
+	if b.Done.Valid() && b.Done > sp.doneAt {
+		sp.doneAt, sp.hasDone = b.Done, true
 	}
-	k := bioKey{b.PID, b.Index}
-	q := c.byKey[k]
+	p := c.proc(b.PID)
+	s.stats.addBio(b.PID, p.comm, b.Cgroup, b.Bytes, b.Queue, b.Done)
+	q := p.get(b.Index)
 	if q == nil || q.dev != b.Dev {
 		return
 	}
-	delete(c.byKey, k)
+	p.take(b.Index)
 	q.rec.issue, q.rec.done = b.Issue, b.Done
 	q.rec.cgroup = b.Cgroup
 	q.done = true
@@ -181,22 +286,24 @@ func (c *Collector) Before(e *trace.Event) {
 	switch e.Action {
 	case trace.ActionProcess:
 		if e.Text != "" {
-			c.comms[e.PID] = e.Text
+			c.proc(e.PID).comm = e.Text
 		}
 	case trace.ActionQueue:
-		idx := c.qIndex[e.PID]
-		c.qIndex[e.PID] = idx + 1
+		p := c.proc(e.PID)
+		idx := p.next
+		p.next++
 		if e.Comm != "" {
-			c.comms[e.PID] = e.Comm
+			p.comm = e.Comm
 		}
 		s := c.dev(e.Dev)
-		s.gapSample(e)
+		sp := s.pid(e.PID)
+		s.gapSample(e, sp)
 		q := &collectQ{dev: e.Dev, rec: storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup, cpu: e.CPU,
-			comm: c.names.id(c.comms[e.PID]), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
+			comm: c.names.id(p.comm), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
 			queue: e.Time, issue: trace.NoTime, done: trace.NoTime,
 			got: trace.NoTime, doneF: trace.NoTime, doneFF: trace.NoTime,
 			segs: uint16(min(minSegments(e.Bytes), math.MaxUint16))}}
-		q.plugged = s.plug[e.PID]
+		q.plugged = sp.plug
 		if e.Cat&(trace.CatFlush|trace.CatFUA) != 0 {
 			s.flushQ++
 		}
@@ -209,14 +316,15 @@ func (c *Collector) Before(e *trace.Event) {
 			s.waitFF = append(s.waitFF, q)
 		}
 		s.fifo = append(s.fifo, q)
-		c.byKey[bioKey{e.PID, idx}] = q
-		s.lastQ[e.PID] = q
-		delete(s.unplugged, e.PID)
-		s.dropAttempted(e.PID)
+		p.push(idx, q)
+		sp.lastQ = q
+		sp.unplugged = nil
+		s.dropAttempted(sp)
 	case trace.ActionGetRQ, trace.ActionBackMerge, trace.ActionFrontMerge:
 		// The end of the bio's submission (it slept for a request before G).
 		s := c.dev(e.Dev)
-		q := s.lastQ[e.PID]
+		sp := s.pid(e.PID)
+		q := sp.lastQ
 		bio := q != nil && !q.rec.got.Valid() && q.rec.sector == e.Sector
 		if bio {
 			q.rec.got = e.Time
@@ -224,20 +332,21 @@ func (c *Collector) Before(e *trace.Event) {
 		if e.Action == trace.ActionGetRQ && q != nil && q.split && e.Sector >= q.rec.sector && e.Sector < q.rec.sector+uint64(q.rec.bytes>>9) {
 			q.rec.parts++ // a part of the split bio got its request
 		}
-		s.segments(e, q, bio)
+		s.segments(e, sp, q, bio)
 	case trace.ActionSplit:
 		s := c.dev(e.Dev)
-		if q := s.lastQ[e.PID]; q != nil && !q.rec.got.Valid() {
+		if q := s.pid(e.PID).lastQ; q != nil && !q.rec.got.Valid() {
 			q.split = true
 		}
 	case trace.ActionInsert:
 		c.dev(e.Dev).dropTail(e.Sector)
 	case trace.ActionPlug:
 		s := c.dev(e.Dev)
-		s.plug[e.PID] = true
+		sp := s.pid(e.PID)
+		sp.plug = true
 		// P follows the G of the plug's first request.
-		q := s.lastQ[e.PID]
-		if u := s.unplugged[e.PID]; u != nil && u == q {
+		q := sp.lastQ
+		if u := sp.unplugged; u != nil && u == q {
 			// G, U, P with no Q between: blk_add_rq_to_plug flushed a
 			// full plug (BLK_MAX_REQUEST_COUNT requests, or the last one
 			// of BLK_PLUG_FLUSH_SIZE bytes or more) before the bio's new
@@ -245,7 +354,7 @@ func (c *Collector) Before(e *trace.Event) {
 			// itself, so the bio does not end its plug.
 			q.plugEnd = false
 		}
-		delete(s.unplugged, e.PID)
+		sp.unplugged = nil
 		if q != nil && !q.plugEnd {
 			q.plugged = true
 		}
@@ -253,11 +362,11 @@ func (c *Collector) Before(e *trace.Event) {
 		// The unplug leaves the process's newest request followed: the
 		// unplug that blk_add_rq_to_plug makes comes after its G, and
 		// the request leaves the plug with its I (or D).
-		s := c.dev(e.Dev)
-		delete(s.unplugged, e.PID)
-		if s.plug[e.PID] {
-			s.plug[e.PID] = false
-			q := s.lastQ[e.PID]
+		sp := c.dev(e.Dev).pid(e.PID)
+		sp.unplugged = nil
+		if sp.plug {
+			sp.plug = false
+			q := sp.lastQ
 			if q != nil && e.Action == trace.ActionUnplugTimer && !q.rec.got.Valid() {
 				// A UT between the bio's Q and its G or merge: it slept
 				// in blk_mq_get_new_requests for a request or a tag,
@@ -274,7 +383,7 @@ func (c *Collector) Before(e *trace.Event) {
 			}
 			if q != nil && q.plugged {
 				if !q.plugEnd && e.Action == trace.ActionUnplugIO && q.rec.got.Valid() {
-					s.unplugged[e.PID] = q
+					sp.unplugged = q
 				}
 				q.plugEnd = true
 			}
@@ -303,18 +412,18 @@ func (c *Collector) Before(e *trace.Event) {
 	}
 }
 
-// segments follows the process's newest request (collectDev.tails) through
-// a G, M or F event e of process e.PID; bio says e is of q, the
-// process's latest bio. A bio that gets a request of its own (G) though
+// segments follows the process's newest request (collectPID.tail)
+// through a G, M or F event e of process e.PID, whose state is sp; bio
+// says e is of q, the process's latest bio. A bio that gets a request of its own (G) though
 // it starts where that request ends, may merge with it (same operation
 // and cgroup, neither a flush nor FUA, not split) and would keep it
 // within max_sectors was refused for segments (ll_new_hw_segment): the
 // request's bios then have at least MaxSegments+1 segments with it, and
 // their Segments grow to that (the segment rule on Workload).
-func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
-	t := s.tails[e.PID]
-	if a := s.attempted[e.PID]; a != nil {
-		s.dropAttempted(e.PID)
+func (s *collectDev) segments(e *trace.Event, sp *collectPID, q *collectQ, bio bool) {
+	t := sp.tail
+	if a := sp.attempted; a != nil {
+		s.dropAttempted(sp)
 		if t == nil && bio && e.Action == trace.ActionGetRQ {
 			t = a
 		}
@@ -325,8 +434,17 @@ func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
 			t.end-t.start+uint64(q.rec.bytes>>9) <= uint64(max(s.maxSect, defaultMaxSectors)) {
 			growSegments(t.bios, defaultMaxSegments+1-int(q.rec.segs))
 		}
-		s.tails[e.PID] = &segTail{start: q.rec.sector, end: q.rec.sector + uint64(q.rec.bytes>>9),
-			cat: q.rec.cat, cgroup: q.rec.cgroup, bios: []*collectQ{q}}
+		n := t
+		if n == nil {
+			n, sp.spare = sp.spare, nil
+		}
+		if n == nil {
+			n = &segTail{}
+		}
+		clear(n.bios)
+		*n = segTail{start: q.rec.sector, end: q.rec.sector + uint64(q.rec.bytes>>9),
+			cat: q.rec.cat, cgroup: q.rec.cgroup, bios: append(n.bios[:0], q)}
+		s.setTail(sp, n)
 	case t == nil:
 	case e.Action == trace.ActionBackMerge && bio && t.end == q.rec.sector:
 		t.end += uint64(q.rec.bytes >> 9)
@@ -335,17 +453,28 @@ func (s *collectDev) segments(e *trace.Event, q *collectQ, bio bool) {
 		t.start = q.rec.sector
 		t.bios = append(t.bios, q)
 	case e.Action == trace.ActionGetRQ:
-		delete(s.tails, e.PID) // a split's later part: a request not followed
+		sp.tail, sp.spare = nil, t // a split's later part: a request not followed
+	}
+}
+
+// setTail makes t the tail of sp.
+func (s *collectDev) setTail(sp *collectPID, t *segTail) {
+	sp.tail = t
+	if !sp.tailed {
+		sp.tailed = true
+		s.tailed = append(s.tailed, sp)
 	}
 }
 
 // dropTail stops following the request starting at sector (its I or D,
-// which the dispatching task may log, not its process).
+// which the dispatching task may log, not its process), and forgets the
+// processes no longer followed.
 func (s *collectDev) dropTail(sector uint64) {
-	for pid, t := range s.tails {
-		if t.start == sector {
-			delete(s.tails, pid)
-			if q := s.lastQ[pid]; q != nil && !q.rec.got.Valid() && t.end == q.rec.sector {
+	k := 0
+	for _, sp := range s.tailed {
+		if t := sp.tail; t != nil && t.start == sector {
+			sp.tail = nil
+			if q := sp.lastQ; q != nil && !q.rec.got.Valid() && t.end == q.rec.sector {
 				// The process's latest bio, queued where the request ends,
 				// has neither its G nor a merge yet: it tried the plug
 				// before the request left it (blk_mq_submit_bio calls
@@ -354,23 +483,34 @@ func (s *collectDev) dropTail(sector uint64) {
 				// tells whether that merge was refused.
 				// Its bios are held in the FIFO until then (they may
 				// complete while the process sleeps for its tag, and the
-				// segment rule may still raise their Segments).
-				s.attempted[pid] = t
+				// segment rule may still raise their Segments). The tail
+				// is not a spare while it is attempted.
+				sp.attempted = t
 				for _, b := range t.bios {
 					b.held = true
 				}
+			} else {
+				sp.spare = t
 			}
 		}
+		if sp.tail == nil {
+			sp.tailed = false
+			continue
+		}
+		s.tailed[k] = sp
+		k++
 	}
+	clear(s.tailed[k:])
+	s.tailed = s.tailed[:k]
 }
 
-// dropAttempted forgets pid's attempted tail and lets its bios go.
-func (s *collectDev) dropAttempted(pid uint32) {
-	a := s.attempted[pid]
+// dropAttempted forgets sp's attempted tail and lets its bios go.
+func (s *collectDev) dropAttempted(sp *collectPID) {
+	a := sp.attempted
 	if a == nil {
 		return
 	}
-	delete(s.attempted, pid)
+	sp.attempted = nil
 	for _, b := range a.bios {
 		b.held = false
 	}
@@ -475,10 +615,13 @@ func (c *Collector) release(s *collectDev, eof bool) {
 			clear(s.fifo[n:])
 			s.fifo, s.head = s.fifo[:n], 0
 		}
-		if c.byKey[bioKey{q.rec.pid, q.rec.index}] == q {
-			delete(c.byKey, bioKey{q.rec.pid, q.rec.index})
+		p := c.proc(q.rec.pid)
+		if p.get(q.rec.index) == q {
+			p.take(q.rec.index)
 		}
-		r := q.rec
+		// q leaves the Collector here: its record is completed in place
+		// and stored (a copy would be read and written twice over).
+		r := &q.rec
 		if q.plugged {
 			r.flags |= recPlugged
 		}
@@ -489,7 +632,7 @@ func (c *Collector) release(s *collectDev, eof bool) {
 			r.flags |= recFlushBefore
 		}
 		if c.names.name(r.comm) == "" {
-			r.comm = c.names.id(c.comms[r.pid])
+			r.comm = c.names.id(p.comm)
 		}
 		s.recs.add(r)
 	}
@@ -529,7 +672,13 @@ func (c *Collector) Workload() (*Workload, error) {
 	}
 	s := c.devs[best]
 	s.recs.seal()
-	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: s.perPID,
+	perPID := make(map[uint32]int, len(s.pids))
+	for pid, p := range s.pids {
+		if p.bios > 0 {
+			perPID[pid] = p.bios
+		}
+	}
+	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: perPID,
 		SubmitGap: s.gaps.median(), SubmitGaps: s.gaps.n}
 	switch {
 	case s.flushD > 0:
@@ -541,7 +690,7 @@ func (c *Collector) Workload() (*Workload, error) {
 	s.stats.finish(w)
 	for i := range w.Processes {
 		if w.Processes[i].Comm == "" {
-			w.Processes[i].Comm = c.comms[w.Processes[i].PID]
+			w.Processes[i].Comm = c.comm(w.Processes[i].PID)
 		}
 	}
 	recs, names := &s.recs, &c.names
@@ -597,7 +746,7 @@ type recordStore struct {
 	n                                                                     int
 }
 
-func (s *recordStore) add(r storedRecord) {
+func (s *recordStore) add(r *storedRecord) {
 	s.sector.Append(r.sector)
 	s.cgroup.Append(r.cgroup)
 	s.pid.Append(uint64(r.pid))
@@ -723,18 +872,32 @@ func (s *storeSource) next() (*Record, error) {
 	if len(s.block) == 0 {
 		s.block = make([]Record, min(1024, s.recs.n-s.i))
 	}
-	sr := s.recs.at(s.i)
+	// The record is read column by column into its Record, which is
+	// zero (fresh from make, each used once): no storedRecord and no
+	// Record literal built aside and copied.
+	i, t := s.i, s.recs
 	s.i++
 	r := &s.block[0]
 	s.block = s.block[1:]
-	*r = Record{PID: sr.pid, CPU: sr.cpu, Index: sr.index, Cgroup: sr.cgroup, Comm: s.names.name(sr.comm),
-		Sector: sr.sector, Bytes: sr.bytes, Cat: sr.cat, Queue: sr.queue, Issue: sr.issue, Done: sr.done,
-		Plugged: sr.flags&recPlugged != 0, PlugEnd: sr.flags&recPlugEnd != 0, flushBefore: sr.flags&recFlushBefore != 0, got: sr.got, Segments: sr.segs}
-	if !sr.done.Valid() {
-		r.partsSeen = int(sr.parts)
+	r.PID, r.CPU, r.Index, r.Cgroup = uint32(t.pid.At(i)), uint32(t.cpu.At(i)), uint32(t.index.At(i)), t.cgroup.At(i)
+	r.Comm = s.names.name(uint32(t.comm.At(i)))
+	r.Sector, r.Bytes, r.Cat = t.sector.At(i), uint32(t.bytes.At(i)), trace.Category(t.cat.At(i))
+	r.Queue, r.Issue, r.Done = trace.Time(t.queue.At(i)), trace.Time(t.issue.At(i)), trace.Time(t.done.At(i))
+	flags := uint8(t.flags.At(i))
+	r.Plugged, r.PlugEnd, r.flushBefore = flags&recPlugged != 0, flags&recPlugEnd != 0, flags&recFlushBefore != 0
+	r.got, r.Segments = trace.Time(t.got.At(i)), uint16(t.segs.At(i))
+	if !r.Done.Valid() {
+		r.partsSeen = int(t.parts.At(i))
 	}
-	r.Done = recordDone(&sr, s.wb, s.fua)
-	if m, ok := s.lock[bioKey{sr.pid, sr.index}]; ok {
+	if s.wb {
+		switch {
+		case s.fua && r.Cat&trace.CatFlush != 0:
+			r.Done = trace.Time(t.doneF.At(i))
+		case !s.fua && r.Cat&(trace.CatFlush|trace.CatFUA) != 0:
+			r.Done = trace.Time(t.doneFF.At(i))
+		}
+	}
+	if m, ok := s.lock[bioKey{r.PID, r.Index}]; ok {
 		r.lockOpen, r.lockClose, r.lockWake = m.open, m.close, m.wake
 		r.lockWaited, r.lockGap = m.waited, m.gap
 	}

@@ -193,15 +193,15 @@ func (h *gapHist) median() trace.Time {
 // process's previous Q on the device, when nothing of the process
 // completed since and that bio's submission did not sleep, and e is not
 // an asynchronous write.
-func (s *collectDev) gapSample(e *trace.Event) {
-	prev := s.lastQ[e.PID]
+func (s *collectDev) gapSample(e *trace.Event, sp *collectPID) {
+	prev := sp.lastQ
 	if prev == nil || !prev.rec.queue.Valid() || e.Time < prev.rec.queue {
 		return
 	}
 	if e.Cat.IsWrite() && e.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) == 0 {
 		return
 	}
-	if d, ok := s.doneAt[e.PID]; ok && d >= prev.rec.queue {
+	if sp.hasDone && sp.doneAt >= prev.rec.queue {
 		return
 	}
 	if g := prev.rec.got; g.Valid() && g-prev.rec.queue >= minTagSleep {

@@ -540,13 +540,13 @@ func (b *Rebuilder) newReq(e *Event, f *rbFrag) *rbReq {
 	} else {
 		r = new(rbReq)
 	}
-	*r = rbReq{
-		Request: Request{
-			ID: b.lastID, Dev: e.Dev, Sector: e.Sector, Bytes: e.Bytes, Cat: e.Cat.OpFlags(),
-			Queue: NoTime, Get: NoTime, Insert: NoTime, Issue: NoTime, Complete: NoTime,
-		},
-		start: e.Sector, end: e.End(), needInsert: true, frags: r.frags[:0], ifPos: -1,
-	}
+	// Cleared in place and set field by field: a literal would be built
+	// aside and copied in with write barriers.
+	frags := r.frags[:0]
+	*r = rbReq{}
+	r.ID, r.Dev, r.Sector, r.Bytes, r.Cat = b.lastID, e.Dev, e.Sector, e.Bytes, e.Cat.OpFlags()
+	r.Queue, r.Get, r.Insert, r.Issue, r.Complete = NoTime, NoTime, NoTime, NoTime, NoTime
+	r.start, r.end, r.needInsert, r.frags, r.ifPos = e.Sector, e.End(), true, frags, -1
 	if f != nil {
 		bio := f.bio
 		r.Queue, r.PID, r.Comm, r.Cgroup, r.FirstBio = bio.Queue, bio.PID, bio.comm, bio.Cgroup, bio.Index
@@ -1210,8 +1210,11 @@ func (x *rbIndex[T]) popOldest(sec uint64) T {
 // it empties.
 func (x *rbIndex[T]) remove(p, i int) {
 	s := x.ents[p].s
-	s.items = slices.Delete(s.items, i, i+1)
-	if len(s.items) > 0 {
+	if len(s.items) == 1 { // the usual list: one entry
+		var zero T
+		s.items[0] = zero
+		s.items = s.items[:0]
+	} else if s.items = slices.Delete(s.items, i, i+1); len(s.items) > 0 {
 		return
 	}
 	x.del(p)

@@ -185,25 +185,25 @@ func (c *Uints) Bytes() int {
 
 // code codes vals (1..blockLen values) into a block.
 func (c *Uints) code(vals []uint64) block {
-	lo, hi := uint64(math.MaxUint64), uint64(0)
-	zero := false
+	// Branch-free reductions: the least value (0 when there are zeros),
+	// the least value less one (a zero wraps to the top, so this is the
+	// least nonzero value less one), and the greatest (0: all zeros).
+	mn, lo1, hi := uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(0)
 	for _, v := range vals {
-		if v == 0 {
-			zero = true
-			continue
-		}
-		lo, hi = min(lo, v), max(hi, v)
+		mn = min(mn, v)
+		lo1 = min(lo1, v-1)
+		hi = max(hi, v)
 	}
 	b := block{n: uint16(len(vals))}
 	switch {
-	case lo > hi: // all zeros
+	case hi == 0: // all zeros
 		b.data = c.alloc(0)
 		return b
-	case !zero:
-		b.base = lo
+	case mn != 0:
+		b.base = mn
 	default:
 		// 0 codes the value 0; v codes as v-base >= 1.
-		b.base, b.null = lo-1, true
+		b.base, b.null = lo1, true
 	}
 	span := hi - b.base
 	w := 0
@@ -220,27 +220,27 @@ func (c *Uints) code(vals []uint64) block {
 	if w == 0 {
 		return b
 	}
-	// Each value is written as 8 bytes where they fit, its bytes past w
-	// overwritten by the next values; the last ones byte by byte.
-	i := 0
-	for ; i < len(vals) && i*w+8 <= len(b.data); i++ {
-		binary.LittleEndian.PutUint64(b.data[i*w:], b.codeOf(vals[i]))
-	}
-	for ; i < len(vals); i++ {
-		c := b.codeOf(vals[i])
-		for k := range w {
-			b.data[i*w+k] = byte(c >> (8 * k))
+	// Each value is written as 8 bytes, its bytes past w overwritten by
+	// the next values; the last one's reach into the 8 readable bytes
+	// after the data (alloc), not yet anyone's.
+	d := b.data[:cap(b.data)]
+	base, o := b.base, 0
+	if b.null {
+		for _, v := range vals {
+			code := v - base
+			if v == 0 {
+				code = 0
+			}
+			binary.LittleEndian.PutUint64(d[o:o+8], code)
+			o += w
+		}
+	} else {
+		for _, v := range vals {
+			binary.LittleEndian.PutUint64(d[o:o+8], v-base)
+			o += w
 		}
 	}
 	return b
-}
-
-// codeOf returns the code of v in b (v in b's range).
-func (b *block) codeOf(v uint64) uint64 {
-	if v == 0 && b.null {
-		return 0
-	}
-	return v - b.base
 }
 
 // Times is a column of signed 64-bit values (times in ns, where

@@ -277,7 +277,7 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 			return false, err
 		}
 	}
-	if !d.fill(hl) {
+	if d.end-d.pos < hl && !d.fill(hl) { // (the test first: fill is not inlined)
 		if d.rerr != nil {
 			return false, d.failErr(d.off, explainRead(d.rerr))
 		}
@@ -320,7 +320,7 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 		pdulen = int(d.u16(h[46:]))
 	}
 	total := hl + pdulen
-	if !d.fill(total) {
+	if d.end-d.pos < total && !d.fill(total) {
 		if d.rerr != nil {
 			return false, d.failErr(d.off, explainRead(d.rerr))
 		}
@@ -348,7 +348,10 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 	code := uint8(action)
 	cat := trace.Category(uint32(action>>16)&0xffff | uint32(action>>32)<<16)
 
-	*ev = trace.Event{Time: trace.Time(int64(t)), CPU: cpu, Dev: trace.Dev(dev), Cat: cat, PID: pid}
+	// Cleared in place, then set: a composite literal would be built
+	// aside and copied in (with write barriers, ev being on the heap).
+	*ev = trace.Event{}
+	ev.Time, ev.CPU, ev.Dev, ev.Cat, ev.PID = trace.Time(int64(t)), cpu, trace.Dev(dev), cat, pid
 	if d.fileCPU >= 0 && int64(cpu) != d.fileCPU {
 		d.cpuMismatch++
 	}

@@ -139,6 +139,25 @@ func (p *pipeline) start() error {
 // next returns the next event in *ev.
 func (p *pipeline) next(ev *trace.Event) (err error) {
 	defer p.recoverAt(&err)
+	return p.nextOne(ev)
+}
+
+// nextBatch fills evs with the next events, as len(evs) calls of next
+// would, and returns how many it filled: len(evs), or fewer with the
+// error that ended the stream (io.EOF at its end). One recoverAt covers
+// the batch (its cost per event was a tenth of the decoding's).
+func (p *pipeline) nextBatch(evs []trace.Event) (n int, err error) {
+	defer p.recoverAt(&err)
+	for n = range evs {
+		if err := p.nextOne(&evs[n]); err != nil {
+			return n, err
+		}
+	}
+	return len(evs), nil
+}
+
+// nextOne is next without the recovery.
+func (p *pipeline) nextOne(ev *trace.Event) error {
 	if !p.started {
 		p.start()
 	}
@@ -240,3 +259,10 @@ func (p *pipeline) meta(source string) trace.Meta {
 // slabs decode straight into them. *ev is fully overwritten. It returns
 // io.EOF at the end; errors are sticky, as ReadEvent's.
 func (in *Input) ReadEventInto(ev *trace.Event) error { return in.p.next(ev) }
+
+// ReadEventsInto reads the next events into evs, as len(evs) calls of
+// ReadEventInto would, and returns how many it read: len(evs) with a nil
+// error, or fewer with the error that ended the stream (io.EOF at its
+// end; sticky, as ReadEvent's). Every event of evs[:n] is fully
+// overwritten; those after are left as they were.
+func (in *Input) ReadEventsInto(evs []trace.Event) (int, error) { return in.p.nextBatch(evs) }

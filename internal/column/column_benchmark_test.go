@@ -1,0 +1,41 @@
+package column
+
+import "testing"
+
+// BenchmarkAppendRows appends rows of 22 fields, one per column, as a diff
+// side's request table does: times that grow, small counts, ids.
+func BenchmarkAppendRows(b *testing.B) {
+	const fields = 22
+	cols := make([]Uints, fields)
+	b.ReportAllocs()
+	t := uint64(1 << 40)
+	for i := 0; b.Loop(); i++ {
+		t += 37_000
+		for f := range cols {
+			switch f % 3 {
+			case 0:
+				cols[f].Append(t + uint64(f)*1000)
+			case 1:
+				cols[f].Append(uint64(i & 7))
+			default:
+				cols[f].Append(uint64(i))
+			}
+		}
+	}
+}
+
+// BenchmarkAt reads back every value of a sealed column in order.
+func BenchmarkAt(b *testing.B) {
+	var c Uints
+	const n = 1 << 20
+	for i := range n {
+		c.Append(uint64(1<<40 + i*37_000))
+	}
+	c.Seal()
+	b.ResetTimer()
+	var s uint64
+	for i := 0; b.Loop(); i++ {
+		s += c.At(i & (n - 1))
+	}
+	_ = s
+}
