@@ -326,7 +326,7 @@ func latencies(s *Side, scratch []uint64) (q2c, d2c []float64) {
 		}
 	}
 	conv := func(k []uint64) []float64 {
-		radixU64(k, 0, buf)
+		sortValues(k, buf)
 		out := make([]float64, len(k))
 		for i, v := range k {
 			out[i] = float64(int64(v)) / 1e9
@@ -334,6 +334,19 @@ func latencies(s *Side, scratch []uint64) (q2c, d2c []float64) {
 		return out
 	}
 	return conv(q), conv(d)
+}
+
+// sortValues sorts a by value, buf (at least len(a) long) as scratch: a
+// side's latencies, in request order, which are not nearly sorted (each
+// is about as likely to be below the one before as above), so radixU64's
+// cheaper sorts for nearly sorted keys would only be tried and given up
+// on. Sorting values has one result, whichever sort makes it.
+func sortValues(a, buf []uint64) {
+	if len(a) < 512 {
+		radixU64(a, 0, buf)
+		return
+	}
+	radixLSD(a, 0, buf)
 }
 
 // thinkInsert returns the insertion time computeThink uses for request i:

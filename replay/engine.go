@@ -134,8 +134,11 @@ type Engine struct {
 	srcPending bool
 
 	procs map[uint32]*proc
-	ready []*proc         // processes to release after a pull
-	timed map[uint32]bool // WorkTimed: the processes that cycle
+	// lastProc is procs[lastProc.pid], the process looked up last (nil:
+	// none yet): an event's process is most often the previous one's.
+	lastProc *proc
+	ready    []*proc         // processes to release after a pull
+	timed    map[uint32]bool // WorkTimed: the processes that cycle
 
 	inDriver  int
 	allocated int
@@ -345,7 +348,7 @@ func (e *Engine) scheduleSource() {
 // It returns the process, which is released by the caller.
 func (e *Engine) deliver() *proc {
 	r := e.peek
-	p := e.procs[r.PID]
+	p := e.procOf(r.PID)
 	if p == nil {
 		p = &proc{pid: r.PID, comm: r.Comm, total: e.w.perPID[r.PID], lastSubmit: trace.NoTime}
 		if e.timed[r.PID] {
@@ -1192,10 +1195,22 @@ func (e *Engine) Log(now trace.Time, pid uint32, cgroup uint64, text string) {
 	}
 	e.ev = trace.Event{Time: now, Dev: e.w.Dev, Action: trace.ActionMessage, Cat: trace.CatNotify,
 		PID: pid, Cgroup: cgroup, Text: text}
-	if p := e.procs[pid]; p != nil {
+	if p := e.procOf(pid); p != nil {
 		e.ev.Comm = p.comm
 	}
 	e.emit()
+}
+
+// procOf returns the process pid, nil when none has arrived yet.
+func (e *Engine) procOf(pid uint32) *proc {
+	if p := e.lastProc; p != nil && p.pid == pid {
+		return p
+	}
+	p := e.procs[pid]
+	if p != nil {
+		e.lastProc = p
+	}
+	return p
 }
 
 // --- output ---
@@ -1237,7 +1252,7 @@ func (e *Engine) emitRq(a trace.Action, rq *Request, pid uint32, cat trace.Categ
 	}
 	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: a, Cat: rq.Cat | cat,
 		Sector: rq.Sector, Bytes: rq.Bytes, PID: pid, Cgroup: rq.Cgroup}
-	if p := e.procs[pid]; p != nil {
+	if p := e.procOf(pid); p != nil {
 		e.ev.Comm = p.comm
 	}
 	e.emit()
