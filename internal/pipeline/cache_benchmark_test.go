@@ -74,7 +74,6 @@ func keyFixed(c *Capture) [32]byte {
 	return out
 }
 
-
 // cpuTime returns the process's CPU time (user and system).
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
