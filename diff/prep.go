@@ -130,7 +130,9 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 }
 
 // radixLSD is radixU64's least-significant-digit radix sort, buf at least
-// len(a) long.
+// len(a) long. The digits' counts are all taken in one pass over a (not one
+// pass per digit), and a digit that is the same for every value (all of a
+// in one bucket) is skipped: its pass would leave the order as it is.
 func radixLSD(a []uint64, shift uint, buf []uint64) {
 	n := len(a)
 	lo, hi := a[0]>>shift, a[0]>>shift
@@ -145,13 +147,34 @@ func radixLSD(a []uint64, shift uint, buf []uint64) {
 	passes := (nb + 12) / 13
 	width := uint((nb + passes - 1) / passes)
 	mask := uint64(1)<<width - 1
+	nd := 1 << width
+	counts := make([]int, passes*nd)
+	switch passes {
+	case 1:
+		for _, v := range a {
+			counts[(v>>shift-lo)&mask]++
+		}
+	case 2:
+		c0, c1 := counts[:nd], counts[nd:2*nd]
+		for _, v := range a {
+			k := v>>shift - lo
+			c0[k&mask]++
+			c1[(k>>width)&mask]++
+		}
+	default:
+		for _, v := range a {
+			k := v>>shift - lo
+			for p := range passes {
+				counts[p*nd+int((k>>(uint(p)*width))&mask)]++
+			}
+		}
+	}
 	src, dst := a, buf[:n]
-	count := make([]int, 1<<width)
-	for p := 0; p < passes; p++ {
+	for p := range passes {
+		count := counts[p*nd : (p+1)*nd]
 		d := uint(p) * width
-		clear(count)
-		for _, v := range src {
-			count[((v>>shift-lo)>>d)&mask]++
+		if count[((src[0]>>shift-lo)>>d)&mask] == n {
+			continue
 		}
 		sum := 0
 		for i, c := range count {
