@@ -130,9 +130,11 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 }
 
 // radixLSD is radixU64's least-significant-digit radix sort, buf at least
-// len(a) long. The digits' counts are all taken in one pass over a (not one
-// pass per digit), and a digit that is the same for every value (all of a
-// in one bucket) is skipped: its pass would leave the order as it is.
+// len(a) long. The counts of keys of one or two digits (latencies, the
+// usual spans of times) are taken in one pass over a, not one pass per
+// digit; wider keys count each digit on its pass, as before. A digit that
+// is the same for every value (all of a in one bucket) is skipped: its
+// pass would leave the order as it is.
 func radixLSD(a []uint64, shift uint, buf []uint64) {
 	n := len(a)
 	lo, hi := a[0]>>shift, a[0]>>shift
@@ -161,18 +163,16 @@ func radixLSD(a []uint64, shift uint, buf []uint64) {
 			c0[k&mask]++
 			c1[(k>>width)&mask]++
 		}
-	default:
-		for _, v := range a {
-			k := v>>shift - lo
-			for p := range passes {
-				counts[p*nd+int((k>>(uint(p)*width))&mask)]++
-			}
-		}
 	}
 	src, dst := a, buf[:n]
 	for p := range passes {
 		count := counts[p*nd : (p+1)*nd]
 		d := uint(p) * width
+		if passes > 2 { // wider keys: each digit counted on its pass
+			for _, v := range src {
+				count[((v>>shift-lo)>>d)&mask]++
+			}
+		}
 		if count[((src[0]>>shift-lo)>>d)&mask] == n {
 			continue
 		}
