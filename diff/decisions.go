@@ -66,14 +66,16 @@ type Decisions struct {
 }
 
 func parseDecision(m *Message) (decision, bool) {
+	// The queue's name (formatted) only once the body is a decision: most
+	// messages are not (Message.QueueName is "" exactly when PID is 0).
+	if m.Msg.PID == 0 {
+		return decision{t: m.Time}, false
+	}
 	b := m.Msg.Body
-	q := m.Msg.QueueName()
-	d := decision{t: m.Time, queue: q}
+	var d decision
 	switch {
-	case q == "":
-		return d, false
 	case strings.HasPrefix(b, "set_in_service_queue"), m.Msg.Sched == "cfq" && strings.HasPrefix(b, "set_active"):
-		d.kind, d.what = DecisionSelect, q
+		d.kind = DecisionSelect
 	case strings.HasPrefix(b, "expire ("):
 		r := b[len("expire ("):]
 		if i := strings.IndexByte(r, ','); i >= 0 {
@@ -97,7 +99,11 @@ func parseDecision(m *Message) (decision, bool) {
 	case m.Msg.Sched == "cfq" && strings.HasPrefix(b, "arm_idle"):
 		d.kind, d.what = DecisionIdle, "idle"
 	default:
-		return d, false
+		return decision{t: m.Time}, false
+	}
+	d.t, d.queue = m.Time, m.Msg.QueueName()
+	if d.kind == DecisionSelect {
+		d.what = d.queue
 	}
 	return d, true
 }

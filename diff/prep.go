@@ -130,7 +130,11 @@ func radixU64(a []uint64, shift uint, buf []uint64) {
 }
 
 // radixLSD is radixU64's least-significant-digit radix sort, buf at least
-// len(a) long.
+// len(a) long. The counts of keys of one or two digits (latencies, the
+// usual spans of times) are taken in one pass over a, not one pass per
+// digit; wider keys count each digit on its pass, as before. A digit that
+// is the same for every value (all of a in one bucket) is skipped: its
+// pass would leave the order as it is.
 func radixLSD(a []uint64, shift uint, buf []uint64) {
 	n := len(a)
 	lo, hi := a[0]>>shift, a[0]>>shift
@@ -145,13 +149,32 @@ func radixLSD(a []uint64, shift uint, buf []uint64) {
 	passes := (nb + 12) / 13
 	width := uint((nb + passes - 1) / passes)
 	mask := uint64(1)<<width - 1
+	nd := 1 << width
+	counts := make([]int, passes*nd)
+	switch passes {
+	case 1:
+		for _, v := range a {
+			counts[(v>>shift-lo)&mask]++
+		}
+	case 2:
+		c0, c1 := counts[:nd], counts[nd:2*nd]
+		for _, v := range a {
+			k := v>>shift - lo
+			c0[k&mask]++
+			c1[(k>>width)&mask]++
+		}
+	}
 	src, dst := a, buf[:n]
-	count := make([]int, 1<<width)
-	for p := 0; p < passes; p++ {
+	for p := range passes {
+		count := counts[p*nd : (p+1)*nd]
 		d := uint(p) * width
-		clear(count)
-		for _, v := range src {
-			count[((v>>shift-lo)>>d)&mask]++
+		if passes > 2 { // wider keys: each digit counted on its pass
+			for _, v := range src {
+				count[((v>>shift-lo)>>d)&mask]++
+			}
+		}
+		if count[((src[0]>>shift-lo)>>d)&mask] == n {
+			continue
 		}
 		sum := 0
 		for i, c := range count {
@@ -326,7 +349,7 @@ func latencies(s *Side, scratch []uint64) (q2c, d2c []float64) {
 		}
 	}
 	conv := func(k []uint64) []float64 {
-		radixU64(k, 0, buf)
+		sortValues(k, buf)
 		out := make([]float64, len(k))
 		for i, v := range k {
 			out[i] = float64(int64(v)) / 1e9
@@ -334,6 +357,19 @@ func latencies(s *Side, scratch []uint64) (q2c, d2c []float64) {
 		return out
 	}
 	return conv(q), conv(d)
+}
+
+// sortValues sorts a by value, buf (at least len(a) long) as scratch: a
+// side's latencies, in request order, which are not nearly sorted (each
+// is about as likely to be below the one before as above), so radixU64's
+// cheaper sorts for nearly sorted keys would only be tried and given up
+// on. Sorting values has one result, whichever sort makes it.
+func sortValues(a, buf []uint64) {
+	if len(a) < 512 {
+		radixU64(a, 0, buf)
+		return
+	}
+	radixLSD(a, 0, buf)
 }
 
 // thinkInsert returns the insertion time computeThink uses for request i:

@@ -94,3 +94,44 @@ func seq(n int, f func(i int) uint64) []uint64 {
 	}
 	return out
 }
+
+// TestRadixLSD checks radixLSD (and sortValues, the latencies' sort)
+// against the standard library's stable sort by v>>shift, for spans of
+// one to five digits and values whose low or middle digit is the same
+// throughout (a pass skipped).
+func TestRadixLSD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, bitsN := range []uint{1, 12, 13, 14, 26, 27, 31, 40, 52, 64} {
+		for _, same := range []uint64{0, 0xfff, 0x1fff << 13} {
+			for _, shift := range []uint{0, 17} {
+				if shift > 0 && bitsN > 47 {
+					continue
+				}
+				a := seq(20_000, func(i int) uint64 {
+					v := rng.Uint64() >> (64 - bitsN)
+					if same != 0 {
+						v |= same // those bits set in every value
+					}
+					if shift > 0 {
+						return v<<shift | uint64(i)
+					}
+					return v
+				})
+				want := slices.Clone(a)
+				slices.SortStableFunc(want, func(x, y uint64) int { return cmp.Compare(x>>shift, y>>shift) })
+				got := slices.Clone(a)
+				radixLSD(got, shift, make([]uint64, len(got)))
+				if !slices.Equal(got, want) {
+					t.Fatalf("%d bits, same %#x, shift %d: not sorted as the stable sort sorts", bitsN, same, shift)
+				}
+				if shift == 0 {
+					got = slices.Clone(a)
+					sortValues(got, make([]uint64, len(got)))
+					if !slices.Equal(got, want) {
+						t.Fatalf("sortValues, %d bits, same %#x: not sorted", bitsN, same)
+					}
+				}
+			}
+		}
+	}
+}

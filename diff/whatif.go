@@ -84,6 +84,29 @@ const (
 
 var expireReasons = []string{CountTooIdle, CountBudgetTimeout, CountExhausted, CountNoMore, CountPreempted}
 
+// expireReason reads the reason number of an expire message as
+// fmt.Sscanf(r, "%d", &k) does, without its cost for the usual one or two
+// plain digits.
+func expireReason(r string) (int, bool) {
+	if n := len(r); n >= 1 && n <= 2 {
+		k := 0
+		for i := range n {
+			c := r[i]
+			if c < '0' || c > '9' {
+				k = -1
+				break
+			}
+			k = 10*k + int(c-'0')
+		}
+		if k >= 0 {
+			return k, true
+		}
+	}
+	var k int
+	_, err := fmt.Sscanf(r, "%d", &k)
+	return k, err == nil
+}
+
 // countDecisions counts the decision kinds of a side.
 func countDecisions(s *Side) map[string]int {
 	n := map[string]int{}
@@ -104,8 +127,7 @@ func countDecisions(s *Side) map[string]int {
 			if j := strings.IndexAny(r, ",)"); j >= 0 {
 				r = r[:j]
 			}
-			var k int
-			if _, err := fmt.Sscanf(r, "%d", &k); err == nil && k >= 0 && k < len(expireReasons) {
+			if k, ok := expireReason(r); ok && k >= 0 && k < len(expireReasons) {
 				n[expireReasons[k]]++
 			}
 		case m.Msg.Sched == "cfq" && strings.HasPrefix(b, "slice expired"):

@@ -140,8 +140,11 @@ type Engine struct {
 	srcPending bool
 
 	procs map[uint32]*proc
-	ready []*proc         // processes to release after a pull
-	timed map[uint32]bool // WorkTimed: the processes that cycle
+	// lastProc is procs[lastProc.pid], the process looked up last (nil:
+	// none yet): an event's process is most often the previous one's.
+	lastProc *proc
+	ready    []*proc         // processes to release after a pull
+	timed    map[uint32]bool // WorkTimed: the processes that cycle
 
 	inDriver  int
 	allocated int
@@ -386,7 +389,7 @@ func (e *Engine) scheduleSource() {
 // It returns the process, which is released by the caller.
 func (e *Engine) deliver() *proc {
 	r := e.peek
-	p := e.procs[r.PID]
+	p := e.procOf(r.PID)
 	if p == nil {
 		p = &proc{pid: r.PID, comm: r.Comm, total: e.w.perPID[r.PID], lastSubmit: trace.NoTime, lastCapQ: trace.NoTime}
 		if e.timed[r.PID] {
@@ -714,9 +717,8 @@ func (e *Engine) emitSplit(part *Record) {
 		e.res.Events++
 		return
 	}
-	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: trace.ActionSplit, Cat: part.Cat | trace.CatQueue,
-		Sector: part.Sector, Bytes: part.Bytes, PID: part.PID, Cgroup: part.Cgroup, Comm: part.Comm,
-		SplitSector: part.End()}
+	e.setEvent(e.now, trace.ActionSplit, part.Cat|trace.CatQueue, part.Sector, part.Bytes, part.PID, part.Cgroup, part.Comm)
+	e.ev.SplitSector = part.End()
 	e.emit()
 }
 
@@ -1361,12 +1363,25 @@ func (e *Engine) Log(now trace.Time, pid uint32, cgroup uint64, text string) {
 	if e.out == nil {
 		return
 	}
-	e.ev = trace.Event{Time: now, Dev: e.w.Dev, Action: trace.ActionMessage, Cat: trace.CatNotify,
-		PID: pid, Cgroup: cgroup, Text: text}
-	if p := e.procs[pid]; p != nil {
-		e.ev.Comm = p.comm
+	var comm string
+	if p := e.procOf(pid); p != nil {
+		comm = p.comm
 	}
+	e.setEvent(now, trace.ActionMessage, trace.CatNotify, 0, 0, pid, cgroup, comm)
+	e.ev.Text = text
 	e.emit()
+}
+
+// procOf returns the process pid, nil when none has arrived yet.
+func (e *Engine) procOf(pid uint32) *proc {
+	if p := e.lastProc; p != nil && p.pid == pid {
+		return p
+	}
+	p := e.procs[pid]
+	if p != nil {
+		e.lastProc = p
+	}
+	return p
 }
 
 // --- output ---
@@ -1383,6 +1398,28 @@ func (e *Engine) fail(err error) {
 	}
 }
 
+// setEvent makes e.ev the event given, every other field zero. It sets
+// the fields one by one: assigning a composite literal builds the event
+// (160 bytes, three strings) aside and copies it in with the garbage
+// collector's write barriers, for each of the several events a request
+// makes; here only the strings that change are written. Every field of
+// trace.Event is set (TestSetEventSetsEveryField).
+func (e *Engine) setEvent(t trace.Time, a trace.Action, cat trace.Category, sector uint64, bytes, pid uint32, cgroup uint64, comm string) {
+	ev := &e.ev
+	ev.Time, ev.Seq, ev.CPU, ev.Dev, ev.Action, ev.Cat = t, 0, 0, e.w.Dev, a, cat
+	ev.Sector, ev.Bytes, ev.PID, ev.Error, ev.Cgroup = sector, bytes, pid, 0, cgroup
+	if ev.CgroupPath != "" {
+		ev.CgroupPath = ""
+	}
+	if ev.Comm != comm {
+		ev.Comm = comm
+	}
+	if ev.Text != "" {
+		ev.Text = ""
+	}
+	ev.FromDev, ev.FromSector, ev.Depth, ev.SplitSector, ev.WallSec, ev.WallNsec = 0, 0, 0, 0, 0, 0
+}
+
 func (e *Engine) emit() {
 	e.res.Events++
 	e.ev.Seq = uint32(e.res.Events)
@@ -1396,8 +1433,7 @@ func (e *Engine) emitBio(a trace.Action, r *Record) {
 		e.res.Events++
 		return
 	}
-	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: a, Cat: r.Cat | trace.CatQueue,
-		Sector: r.Sector, Bytes: r.Bytes, PID: r.PID, Cgroup: r.Cgroup, Comm: r.Comm}
+	e.setEvent(e.now, a, r.Cat|trace.CatQueue, r.Sector, r.Bytes, r.PID, r.Cgroup, r.Comm)
 	e.emit()
 }
 
@@ -1406,11 +1442,11 @@ func (e *Engine) emitRq(a trace.Action, rq *Request, pid uint32, cat trace.Categ
 		e.res.Events++
 		return
 	}
-	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: a, Cat: rq.Cat | cat,
-		Sector: rq.Sector, Bytes: rq.Bytes, PID: pid, Cgroup: rq.Cgroup}
-	if p := e.procs[pid]; p != nil {
-		e.ev.Comm = p.comm
+	var comm string
+	if p := e.procOf(pid); p != nil {
+		comm = p.comm
 	}
+	e.setEvent(e.now, a, rq.Cat|cat, rq.Sector, rq.Bytes, pid, rq.Cgroup, comm)
 	e.emit()
 }
 
@@ -1423,7 +1459,7 @@ func (e *Engine) emitNote(a trace.Action, p *proc, depth uint64) {
 	if len(p.plug) > 0 {
 		cg = p.plug[0].Cgroup
 	}
-	e.ev = trace.Event{Time: e.now, Dev: e.w.Dev, Action: a, Cat: trace.CatQueue,
-		PID: p.pid, Cgroup: cg, Comm: p.comm, Depth: depth}
+	e.setEvent(e.now, a, trace.CatQueue, 0, 0, p.pid, cg, p.comm)
+	e.ev.Depth = depth
 	e.emit()
 }

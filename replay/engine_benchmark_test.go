@@ -67,6 +67,7 @@ func BenchmarkEngineEvents(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	total := 0
+	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		res, err := replay.Run(w, cfg, drop)
 		if err != nil {
@@ -75,4 +76,5 @@ func BenchmarkEngineEvents(b *testing.B) {
 		total += res.Requests
 	}
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "requests/s")
+	b.ReportMetric(float64(total)/(cpuTime()-cpu0).Seconds(), "requests/cpu-s")
 }

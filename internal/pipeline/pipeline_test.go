@@ -143,6 +143,45 @@ func TestCacheKey(t *testing.T) {
 	if (&Cache{Program: "b"}).Key(reqs, opts) == k {
 		t.Error("another program keeps the key")
 	}
+	// Every field the fit reads, one request's changed by one (its delta
+	// coding must not hide it), and two requests' swapped.
+	for name, change := range map[string]func(r *trace.Request){
+		"ID": func(r *trace.Request) { r.ID++ }, "sector": func(r *trace.Request) { r.Sector++ },
+		"bytes": func(r *trace.Request) { r.Bytes++ }, "category": func(r *trace.Request) { r.Cat ^= trace.CatSync },
+		"PID": func(r *trace.Request) { r.PID++ }, "cgroup": func(r *trace.Request) { r.Cgroup++ },
+		"I": func(r *trace.Request) { r.Insert++ }, "D": func(r *trace.Request) { r.Issue-- },
+		"bios": func(r *trace.Request) { r.Bios++ }, "flags": func(r *trace.Request) { r.Flags ^= trace.FlagPartial },
+		"unset D": func(r *trace.Request) { r.Issue = trace.NoTime },
+	} {
+		changed := append([]trace.Request(nil), reqs...)
+		change(&changed[len(changed)/3])
+		if c.Key(changed, opts) == k {
+			t.Errorf("a request's %s changed keeps the key", name)
+		}
+	}
+	swapped := append([]trace.Request(nil), reqs...)
+	swapped[1], swapped[2] = swapped[2], swapped[1]
+	if c.Key(swapped, opts) == k {
+		t.Error("two requests swapped keep the key")
+	}
+}
+
+// TestZigzag: the key's coding of differences is one to one and small
+// near zero either way.
+func TestZigzag(t *testing.T) {
+	seen := map[uint64]uint64{}
+	for _, d := range []uint64{0, 1, 2, 3, 1 << 62, 1<<63 - 1, 1 << 63, 1<<64 - 1, 1<<64 - 2, 1<<64 - 3} {
+		z := zigzag(d)
+		if o, ok := seen[z]; ok {
+			t.Errorf("zigzag(%d) = zigzag(%d) = %d", d, o, z)
+		}
+		seen[z] = d
+	}
+	for d, want := range map[uint64]uint64{0: 0, 1<<64 - 1: 1, 1: 2, 1<<64 - 2: 3, 2: 4} {
+		if z := zigzag(d); z != want {
+			t.Errorf("zigzag(%d) = %d, want %d", d, z, want)
+		}
+	}
 }
 
 // TestReadOnceReplaysAsTwoReads: a capture read once by the pipeline
