@@ -35,6 +35,7 @@ type replayOptions struct {
 	features     []string
 	mode         string
 	work         string
+	stalls       string
 	out          string
 	results      string
 	json         bool
@@ -125,6 +126,7 @@ by path when the capture names paths.`,
 	f.StringVar(&opts.kernel, "kernel", "", "behave as kernel `VERSION` did (bfq: 5.10 5.11 5.12 5.13 6.1 6.2 6.18; cfq: 4.13 4.19)")
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
 	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
+	f.StringVar(&opts.stalls, "stalls", "auto", "`auto|keep|drop`: drop replaces each host stall the workload found (a process at its depth that left its completions unreaped 1 ms or more, off any period) by its process's typical reaping delay; auto: drop in a what-if whose change is known, keep otherwise")
 	f.StringVar(&opts.work, "work", "auto", "`auto|fixed|timed`: fixed replays the captured bios once; timed cycles the processes still busy at the capture's end until its span has passed; auto: timed in a what-if whose change is known, fixed otherwise")
 	f.StringVarP(&opts.out, "output", "o", "", "write the predicted events to `PREDICTED.arrow`")
 	f.StringVar(&opts.results, "results", "", "also write the per-cgroup figures to `FILE.parquet` (one row per capture, scheduler and cgroup)")
@@ -285,6 +287,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 			return usagef("invalid value for --work: %v (or auto)", err)
 		}
 	}
+	if opts.stalls != "auto" {
+		if _, err := replay.ParseStalls(opts.stalls); err != nil {
+			return usagef("invalid value for --stalls: %v (or auto)", err)
+		}
+	}
 	mctx, err := opts.mf.load(opts.input)
 	if err != nil {
 		return err
@@ -366,12 +373,24 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	case opts.work != "auto":
 		work, _ = replay.ParseWork(opts.work)
 	}
+	stalls := replay.StallsKeep
+	switch {
+	case opts.stalls == "auto" && knownChange(do.Changes) && mode == replay.Closed:
+		stalls = replay.StallsDrop
+	case opts.stalls != "auto":
+		stalls, _ = replay.ParseStalls(opts.stalls)
+	}
+	if stalls == replay.StallsDrop && w.HostStalls > 0 {
+		fmt.Fprintf(ios.ErrOut, "tracesched: %d host stalls (%.1f ms of the capture's gaps) replayed at their processes' typical reaping delays (--stalls drop); %d periodic stalls kept\n",
+			w.HostStalls, w.HostStallTime.Seconds()*1e3, w.PeriodicStalls)
+	}
 	cfg := replay.Config{
 		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return model.new(h, so) },
 		Device:       dm.NewDevice(opts.seed),
 		Queue:        q,
 		Mode:         mode,
 		Work:         work,
+		Stalls:       stalls,
 	}
 	if mode == replay.Closed {
 		if cfg.Submit, err = hostModel(ios, opts.hostPath, w, do.RecordedScheduler, model.name); err != nil {
@@ -381,7 +400,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 4. Replay, keeping the prediction for the diff and, with -o, in Arrow.
 	pmeta := trace.Meta{Source: "replay", Kernel: kernel, Devices: []trace.Dev{w.Dev}, Cgroups: meta.Cgroups,
-		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "work": work.String(), "input": opts.input}}
+		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "work": work.String(), "stalls": stalls.String(), "input": opts.input}}
 	for _, k := range slices.Sorted(maps.Keys(sets)) {
 		pmeta.Extra["set."+k] = sets[k]
 	}
