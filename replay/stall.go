@@ -13,13 +13,13 @@ import (
 type Stalls int
 
 const (
-	// StallsKeep replays every gap as recorded: the stalls did happen
-	// (what a validation replays).
+	// StallsKeep replays every gap as recorded (the default; a
+	// validation must: the stalls did happen).
 	StallsKeep Stalls = iota
 	// StallsDrop replaces each host stall by its process's typical
-	// reaping delay: another scheduler's run would not have met the
-	// recording host's descheduling at the same bios (what a what-if
-	// replays).
+	// reaping delay: a what-if on a host without the recording one's
+	// descheduling (another scheduler's run would not have met it at the
+	// same bios).
 	StallsDrop
 )
 

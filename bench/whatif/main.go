@@ -179,6 +179,7 @@ var (
 	flagReuse    = flag.Bool("reuse", false, "reuse JSON outputs already in -work")
 	flagBin      = flag.String("tracesched", "", "the tracesched binary (default: built from ./cmd/tracesched)")
 	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
+	flagStalls   = flag.String("stalls", "", "passed to every replay as --stalls (keep or drop); \"\": the replay's default (keep)")
 	flagHost     = flag.String("host", "", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, default: the built-in table, or off); \"\": the replay's default (off)")
 )
 
@@ -432,6 +433,10 @@ func runPair(bin string, p pair) outcome {
 	if *flagHost != "" {
 		args = append(args, "--host", *flagHost)
 		hostKey = ".host-" + strings.TrimSuffix(filepath.Base(*flagHost), ".json")
+	}
+	if *flagStalls != "" {
+		args = append(args, "--stalls", *flagStalls)
+		hostKey += ".stalls-" + *flagStalls
 	}
 	o.Res, err = tracesched(bin, key(p, hostKey), append(args, src.base())...)
 	if err != nil {

@@ -126,7 +126,7 @@ by path when the capture names paths.`,
 	f.StringVar(&opts.kernel, "kernel", "", "behave as kernel `VERSION` did (bfq: 5.10 5.11 5.12 5.13 6.1 6.2 6.18; cfq: 4.13 4.19)")
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
 	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
-	f.StringVar(&opts.stalls, "stalls", "auto", "`auto|keep|drop`: drop replaces each host stall the workload found (a process at its depth that left its completions unreaped 1 ms or more, off any period) by its process's typical reaping delay; auto: drop in a what-if whose change is known, keep otherwise")
+	f.StringVar(&opts.stalls, "stalls", "keep", "`keep|drop`: drop replays each host stall the workload found (a process at its depth that left its completions unreaped 1 ms or more, off any period) at its process's typical reaping delay; keep (default): as recorded")
 	f.StringVar(&opts.work, "work", "auto", "`auto|fixed|timed`: fixed replays the captured bios once; timed cycles the processes still busy at the capture's end until its span has passed; auto: timed in a what-if whose change is known, fixed otherwise")
 	f.StringVarP(&opts.out, "output", "o", "", "write the predicted events to `PREDICTED.arrow`")
 	f.StringVar(&opts.results, "results", "", "also write the per-cgroup figures to `FILE.parquet` (one row per capture, scheduler and cgroup)")
@@ -287,10 +287,8 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 			return usagef("invalid value for --work: %v (or auto)", err)
 		}
 	}
-	if opts.stalls != "auto" {
-		if _, err := replay.ParseStalls(opts.stalls); err != nil {
-			return usagef("invalid value for --stalls: %v (or auto)", err)
-		}
+	if _, err := replay.ParseStalls(opts.stalls); err != nil {
+		return usagef("invalid value for --stalls: %v", err)
 	}
 	mctx, err := opts.mf.load(opts.input)
 	if err != nil {
@@ -373,12 +371,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	case opts.work != "auto":
 		work, _ = replay.ParseWork(opts.work)
 	}
-	stalls := replay.StallsKeep
-	switch {
-	case opts.stalls == "auto" && knownChange(do.Changes) && mode == replay.Closed:
-		stalls = replay.StallsDrop
-	case opts.stalls != "auto":
-		stalls, _ = replay.ParseStalls(opts.stalls)
+	stalls, _ := replay.ParseStalls(opts.stalls)
+	if mode != replay.Closed {
+		stalls = replay.StallsKeep
 	}
 	if stalls == replay.StallsDrop && w.HostStalls > 0 {
 		fmt.Fprintf(ios.ErrOut, "tracesched: %d host stalls (%.1f ms of the capture's gaps) replayed at their processes' typical reaping delays (--stalls drop); %d periodic stalls kept\n",
