@@ -65,6 +65,8 @@ const (
 	stallPeriodMin = 1
 	// stallPeriodTol: the slack, in bios, of a period.
 	stallPeriodTol = 2
+	// stallPeriodsTried: the most periods periodicStalls tries.
+	stallPeriodsTried = 64
 	// stallCandMax bounds the candidates the period search compares in
 	// pairs (a process with more keeps them all).
 	stallCandMax = 4096
@@ -93,6 +95,7 @@ type stallSet struct {
 type stallSample struct {
 	index uint32
 	reap  trace.Time
+	idle  trace.Time // from the latest of those completions to the bio, when none was left in flight; 0 otherwise
 	pred  int64
 	atMax bool // pred is the process's depth: it was waiting for a completion
 }
@@ -121,16 +124,20 @@ func inferStalls(n int, at func(i int) stallInput) stallSet {
 			order = append(order, b.pid)
 		}
 		inflightPrev := p.n - p.passed
-		first, count := trace.NoTime, int64(0)
+		first, last, count := trace.NoTime, trace.NoTime, int64(0)
 		for len(p.pending) > 0 && p.pending[0] <= b.queue {
-			t := heap.Pop(&p.pending).(trace.Time)
+			last = heap.Pop(&p.pending).(trace.Time)
 			if count == 0 {
-				first = t
+				first = last
 			}
 			count++
 		}
 		if p.n > 0 && inflightPrev > 0 && count > 0 {
-			p.samples = append(p.samples, stallSample{index: b.index, reap: b.queue - first, pred: inflightPrev})
+			s := stallSample{index: b.index, reap: b.queue - first, pred: inflightPrev}
+			if count == inflightPrev {
+				s.idle = b.queue - last
+			}
+			p.samples = append(p.samples, s)
 		}
 		p.passed += count
 		p.n++
@@ -204,13 +211,18 @@ func processStalls(samples []stallSample, depth, bios int64) ([]hostStall, int) 
 }
 
 // periodicStalls marks the candidates that recur at a fixed number of
-// bios (fio's thinktime_blocks: a drain and a sleep every N bios): the
-// period P, at least stallPeriodMin times the depth (a drain every N bios
-// keeps the depth at N at most), that the most pairs of candidates are
-// apart within stallPeriodTol bios, and the phase (a candidate's index)
-// that the most candidates share modulo P within stallPeriodTol. The
-// candidates on that lattice are marked when at least 3 are, and at least
-// half the bios/P the process's bios would hold.
+// bios (fio's thinktime_blocks: a drain and a sleep of a fixed length
+// every N bios): a period P, at least stallPeriodMin times the depth (a
+// drain every N bios keeps the depth at N at most), and a phase (a
+// candidate's index) that at least 3 candidates, and half the bios/P the
+// process's bios would hold, share modulo P within stallPeriodTol bios,
+// of which at least 3, and half, were idle (nothing of the process in
+// flight, from its latest completion to the bio) within a tenth of their
+// median: the sleep's fixed length. Host stalls of a process that drained
+// its whole depth resume in batches of it and recur at multiples of it,
+// but neither cover a period nor last alike. The periods tried are the
+// distances between candidates, the ones the most pairs are apart within
+// stallPeriodTol first (at most stallPeriodsTried of them).
 func periodicStalls(cands []stallSample, depth, bios int64) []bool {
 	on := make([]bool, len(cands))
 	if len(cands) < 3 {
@@ -225,26 +237,43 @@ func periodicStalls(cands []stallSample, depth, bios int64) []bool {
 			}
 		}
 	}
-	best, bestN := int64(0), 0
+	type period struct {
+		d int64
+		n int
+	}
+	var ps []period
 	for d := range count {
 		n := 0
 		for e := d - stallPeriodTol; e <= d+stallPeriodTol; e++ {
 			n += count[e]
 		}
-		if n > bestN || n == bestN && d < best {
-			best, bestN = d, n
+		if n >= 2 {
+			ps = append(ps, period{d, n})
 		}
 	}
-	if best == 0 {
-		return on
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].n != ps[j].n {
+			return ps[i].n > ps[j].n
+		}
+		return ps[i].d < ps[j].d
+	})
+	for _, p := range ps[:min(len(ps), stallPeriodsTried)] {
+		if lattice(cands, p.d, bios, on) {
+			return on
+		}
 	}
-	// The phase: the candidate whose index, modulo best, the most others
+	return make([]bool, len(cands))
+}
+
+// lattice tries period p on cands (periodicStalls), marking on.
+func lattice(cands []stallSample, p, bios int64, on []bool) bool {
+	// The phase: the candidate whose index, modulo p, the most others
 	// share within stallPeriodTol.
 	hits, phase := 0, int64(0)
 	for i := range cands {
 		n := 0
 		for j := range cands {
-			if onPhase(int64(cands[j].index), int64(cands[i].index), best) {
+			if onPhase(int64(cands[j].index), int64(cands[i].index), p) {
 				n++
 			}
 		}
@@ -252,13 +281,25 @@ func periodicStalls(cands []stallSample, depth, bios int64) []bool {
 			hits, phase = n, int64(cands[i].index)
 		}
 	}
+	if hits < 3 || 2*int64(hits) < bios/p {
+		return false
+	}
+	var idle []trace.Time
 	for i := range cands {
-		on[i] = onPhase(int64(cands[i].index), phase, best)
+		on[i] = onPhase(int64(cands[i].index), phase, p)
+		if on[i] {
+			idle = append(idle, cands[i].idle)
+		}
 	}
-	if hits < 3 || 2*int64(hits) < bios/best {
-		return make([]bool, len(cands))
+	sort.Slice(idle, func(i, j int) bool { return idle[i] < idle[j] })
+	med := idle[len(idle)/2]
+	alike := 0
+	for _, t := range idle {
+		if t >= med-med/10 && t <= med+med/10 {
+			alike++
+		}
 	}
-	return on
+	return med > 0 && alike >= 3 && 2*alike >= len(idle)
 }
 
 // stallSource applies StallsDrop to a workload's records: a host stall's

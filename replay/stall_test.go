@@ -27,6 +27,16 @@ const (
 // it drains its I/O and sleeps think (fio's thinktime: io_u_quiesce,
 // then usleep): it is queued think after the latest completion.
 func fioRecords(n int, host map[int]bool, stall trace.Time, quiesce map[int]bool, think trace.Time) []replay.Record {
+	lens := map[int]trace.Time{}
+	for k := range host {
+		lens[k] = stall
+	}
+	return fioRecordsLens(n, lens, quiesce, think)
+}
+
+// fioRecordsLens is fioRecords with a stall of its own length at each
+// bio of host.
+func fioRecordsLens(n int, host map[int]trace.Time, quiesce map[int]bool, think trace.Time) []replay.Record {
 	recs := make([]replay.Record, n)
 	for k := range recs {
 		var q trace.Time
@@ -35,8 +45,8 @@ func fioRecords(n int, host map[int]bool, stall trace.Time, quiesce map[int]bool
 			q = trace.Time(k) * fioNext
 		case quiesce[k]:
 			q = recs[k-1].Done + think
-		case host[k]:
-			q = recs[k-fioDepth].Done + stall
+		case host[k] > 0:
+			q = recs[k-fioDepth].Done + host[k]
 		default:
 			q = max(recs[k-fioDepth].Done+fioReap, recs[k-1].Queue+fioNext)
 		}
@@ -80,6 +90,21 @@ func TestPeriodicStallsKept(t *testing.T) {
 	}
 	if w.HostStalls != 0 || w.PeriodicStalls != 3 {
 		t.Fatalf("host stalls %d, periodic %d; want 0, 3", w.HostStalls, w.PeriodicStalls)
+	}
+}
+
+// TestStallsPeriodicUnlike: host stalls that recur every 400 bios (a
+// process descheduled while its depth completed resumes in whole groups,
+// so its stalls fall on multiples of its depth) but last 1.5, 4, 7, 10
+// and 13 ms are no sleep of a fixed length: all five are host stalls.
+func TestStallsPeriodicUnlike(t *testing.T) {
+	host := map[int]trace.Time{400: 1_500_000, 800: 4_000_000, 1200: 7_000_000, 1600: 10_000_000, 2000: 13_000_000}
+	w, err := replay.NewWorkloadFromRecords(fioRecordsLens(2400, host, nil, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.HostStalls != 5 || w.HostStallTime != 35_500_000 || w.PeriodicStalls != 0 {
+		t.Fatalf("host stalls %d (%v), periodic %d; want 5 (35.5 ms), 0", w.HostStalls, w.HostStallTime, w.PeriodicStalls)
 	}
 }
 
@@ -204,5 +229,13 @@ func TestStallsRealCaptures(t *testing.T) {
 	t.Logf("wi-seed000-stall-bfq-10-90-ll0: %d host stalls (%v), %d periodic", s.HostStalls, s.HostStallTime, s.PeriodicStalls)
 	if s.PeriodicStalls < 18 || s.HostStalls > 5 {
 		t.Errorf("stall job: %d periodic stalls, %d host ones; want at least 18 (every 1500 reads) and few", s.PeriodicStalls, s.HostStalls)
+	}
+	// The stall job under mq-deadline at a load average of 7.8: cg2's 33,455
+	// reads hold 22 sleeps (bios 63 + 1500 m); its reader and cg1's stall
+	// on the host too, their stalls at multiples of their depth of 64.
+	m := wiCapture(t, "wi-seed000-stall-mqdl")
+	t.Logf("wi-seed000-stall-mqdl: %d host stalls (%v), %d periodic", m.HostStalls, m.HostStallTime, m.PeriodicStalls)
+	if m.PeriodicStalls < 20 {
+		t.Errorf("stall job under mq-deadline: %d periodic stalls, want at least 20 of its 22", m.PeriodicStalls)
 	}
 }

@@ -293,10 +293,14 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 // stallRatio (20) times the typical one. When they are at most 1 in
 // stallShare (10) of its delays (more: the process's regime, kept), those
 // that recur at a fixed number of bios are the application's (fio's
-// thinktime with thinktime_blocks: a drain, then a sleep, every N bios;
-// the period at least the depth, within 2 bios, on one phase, seen at
-// least 3 times and at half the bios/N places at least: seed000-stall.fio,
-// 12 ms every 1500 reads, all 19 of its sleeps), and each other one with
+// thinktime with thinktime_blocks: a drain, then a sleep of a fixed
+// length, every N bios; the period at least the depth, within 2 bios, on
+// one phase, seen at least 3 times and at half the bios/N places at
+// least, and half of those, 3 at least, idle alike, within a tenth of
+// their median, from the drain's last completion: seed000-stall.fio, 12
+// ms every 1500 reads, 19 sleeps kept under BFQ, 22 under mq-deadline;
+// host stalls recur at multiples of the depth, after a full drain, but do
+// not last alike), and each other one with
 // the process's whole depth in flight at Q_{k-1} (it waited for a
 // completion, which came, and it did not take it) is a host stall. Under
 // StallsDrop (Config.Stalls) a host stall's bio gets its process's typical
