@@ -250,6 +250,12 @@ func pairs() []pair {
 	// give cg2's queue cg1 as its waker on a fast device (bfq_check_waker).
 	ps = append(ps, pair{Group: "rig", Source: "rig/wi-seed000-mqdl", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"low_latency=0"},
 		Real: []string{"rig/wi-seed000-bfq-10-90-ll0-2", "rig/wi-seed000-bfq-10-90-ll0"}})
+	// The stall job (jobs/seed000-stall.fio: cg2 sleeps 12 ms every 1500
+	// reads) recorded under mq-deadline at a load average of 7.8: its sleeps
+	// are the application's (replay.Workload's stall rule keeps them under
+	// --stalls drop) and lose BFQ the weights as in the real run (cg1 0.486).
+	ps = append(ps, pair{Group: "rig", Source: "rig/wi-seed000-stall-mqdl", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"low_latency=0"},
+		Real: []string{"rig/wi-seed000-stall-bfq-10-90-ll0"}})
 	return ps
 }
 
