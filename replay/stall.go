@@ -336,17 +336,32 @@ func (s *stallSource) next() (*Record, error) {
 
 // openRun opens the workload's records for a run under cfg's Stalls.
 func (w *Workload) openRun(st Stalls) (recordSource, error) {
+	if st != StallsDrop || w.Stalls().Host == 0 {
+		return w.open()
+	}
 	src, err := w.open()
-	if err != nil || st != StallsDrop || len(w.stalls.host) == 0 {
+	if err != nil {
 		return src, err
 	}
 	return &stallSource{recordSource: src, host: w.stalls.host, wake: map[uint32]trace.Time{}}, nil
 }
 
-// setStalls records the stall rule's findings on w.
-func (w *Workload) setStalls(s stallSet) {
-	w.stalls = s
-	w.HostStalls, w.HostStallTime, w.PeriodicStalls = len(s.host), s.hostTime, s.periodic
+// StallCounts is what the stall rule found in a workload.
+type StallCounts struct {
+	Host     int        // host stalls (replaced under StallsDrop)
+	HostTime trace.Time // their captured reaping delays, summed
+	Periodic int        // stalls kept as the application's (periodic)
+}
+
+// Stalls applies the stall rule (on Workload) to w's records, once, and
+// returns what it found.
+func (w *Workload) Stalls() StallCounts {
+	w.stallsOnce.Do(func() {
+		if w.stallsFn != nil {
+			w.stalls = w.stallsFn()
+		}
+	})
+	return StallCounts{Host: len(w.stalls.host), HostTime: w.stalls.hostTime, Periodic: w.stalls.periodic}
 }
 
 // asyncWrite reports whether cat is an asynchronous write (step 1 of the

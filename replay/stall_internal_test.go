@@ -33,10 +33,12 @@ func TestStallsRealBios(t *testing.T) {
 		return nil
 	}
 	w := open("wi-seed000-mqdl")
+	w.Stalls()
 	if _, ok := w.stalls.host[bioKey{23275, 573}]; !ok {
 		t.Errorf("wi-seed000-mqdl: pid 23275's bio 573 (13.8 ms, 64 completions unreaped) is not a host stall")
 	}
 	s := open("wi-seed000-stall-bfq-10-90-ll0")
+	s.Stalls()
 	for k := uint32(63); k < 29820; k += 1500 {
 		if _, ok := s.stalls.host[bioKey{22781, k}]; ok {
 			t.Errorf("stall job: cg2's bio %d (its thinktime) taken as a host stall", k)

@@ -65,8 +65,8 @@ func TestHostStallsFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.HostStalls != 4 || w.HostStallTime != 20_000_000 || w.PeriodicStalls != 0 {
-		t.Fatalf("host stalls %d (%v), periodic %d; want 4 (20 ms), 0", w.HostStalls, w.HostStallTime, w.PeriodicStalls)
+	if w.Stalls().Host != 4 || w.Stalls().HostTime != 20_000_000 || w.Stalls().Periodic != 0 {
+		t.Fatalf("host stalls %d (%v), periodic %d; want 4 (20 ms), 0", w.Stalls().Host, w.Stalls().HostTime, w.Stalls().Periodic)
 	}
 }
 
@@ -81,15 +81,15 @@ func TestPeriodicStallsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.HostStalls != 3 || w.HostStallTime != 15_000_000 || w.PeriodicStalls != 3 {
-		t.Fatalf("host stalls %d (%v), periodic %d; want 3 (15 ms), 3", w.HostStalls, w.HostStallTime, w.PeriodicStalls)
+	if w.Stalls().Host != 3 || w.Stalls().HostTime != 15_000_000 || w.Stalls().Periodic != 3 {
+		t.Fatalf("host stalls %d (%v), periodic %d; want 3 (15 ms), 3", w.Stalls().Host, w.Stalls().HostTime, w.Stalls().Periodic)
 	}
 	w, err = replay.NewWorkloadFromRecords(fioRecords(6000, nil, 0, quiesce, 12_000_000))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.HostStalls != 0 || w.PeriodicStalls != 3 {
-		t.Fatalf("host stalls %d, periodic %d; want 0, 3", w.HostStalls, w.PeriodicStalls)
+	if w.Stalls().Host != 0 || w.Stalls().Periodic != 3 {
+		t.Fatalf("host stalls %d, periodic %d; want 0, 3", w.Stalls().Host, w.Stalls().Periodic)
 	}
 }
 
@@ -103,8 +103,8 @@ func TestStallsPeriodicUnlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.HostStalls != 5 || w.HostStallTime != 35_500_000 || w.PeriodicStalls != 0 {
-		t.Fatalf("host stalls %d (%v), periodic %d; want 5 (35.5 ms), 0", w.HostStalls, w.HostStallTime, w.PeriodicStalls)
+	if w.Stalls().Host != 5 || w.Stalls().HostTime != 35_500_000 || w.Stalls().Periodic != 0 {
+		t.Fatalf("host stalls %d (%v), periodic %d; want 5 (35.5 ms), 0", w.Stalls().Host, w.Stalls().HostTime, w.Stalls().Periodic)
 	}
 }
 
@@ -131,8 +131,8 @@ func TestStallsNotFound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w.HostStalls != 0 {
-			t.Errorf("%s: %d host stalls, want none", name, w.HostStalls)
+		if w.Stalls().Host != 0 {
+			t.Errorf("%s: %d host stalls, want none", name, w.Stalls().Host)
 		}
 	}
 }
@@ -221,21 +221,21 @@ func fileExists(p string) bool {
 // (29,820 reads), and only a few host stalls (load 2.8).
 func TestStallsRealCaptures(t *testing.T) {
 	w := wiCapture(t, "wi-seed000-mqdl")
-	t.Logf("wi-seed000-mqdl: %d host stalls (%v), %d periodic", w.HostStalls, w.HostStallTime, w.PeriodicStalls)
-	if w.HostStalls < 10 || w.PeriodicStalls != 0 {
-		t.Errorf("wi-seed000-mqdl: %d host stalls, %d periodic; want at least 10 (cg1 at bio 573 among them) and no period", w.HostStalls, w.PeriodicStalls)
+	t.Logf("wi-seed000-mqdl: %d host stalls (%v), %d periodic", w.Stalls().Host, w.Stalls().HostTime, w.Stalls().Periodic)
+	if w.Stalls().Host < 10 || w.Stalls().Periodic != 0 {
+		t.Errorf("wi-seed000-mqdl: %d host stalls, %d periodic; want at least 10 (cg1 at bio 573 among them) and no period", w.Stalls().Host, w.Stalls().Periodic)
 	}
 	s := wiCapture(t, "wi-seed000-stall-bfq-10-90-ll0")
-	t.Logf("wi-seed000-stall-bfq-10-90-ll0: %d host stalls (%v), %d periodic", s.HostStalls, s.HostStallTime, s.PeriodicStalls)
-	if s.PeriodicStalls < 18 || s.HostStalls > 5 {
-		t.Errorf("stall job: %d periodic stalls, %d host ones; want at least 18 (every 1500 reads) and few", s.PeriodicStalls, s.HostStalls)
+	t.Logf("wi-seed000-stall-bfq-10-90-ll0: %d host stalls (%v), %d periodic", s.Stalls().Host, s.Stalls().HostTime, s.Stalls().Periodic)
+	if s.Stalls().Periodic < 18 || s.Stalls().Host > 5 {
+		t.Errorf("stall job: %d periodic stalls, %d host ones; want at least 18 (every 1500 reads) and few", s.Stalls().Periodic, s.Stalls().Host)
 	}
 	// The stall job under mq-deadline at a load average of 7.8: cg2's 33,455
 	// reads hold 22 sleeps (bios 63 + 1500 m); its reader and cg1's stall
 	// on the host too, their stalls at multiples of their depth of 64.
 	m := wiCapture(t, "wi-seed000-stall-mqdl")
-	t.Logf("wi-seed000-stall-mqdl: %d host stalls (%v), %d periodic", m.HostStalls, m.HostStallTime, m.PeriodicStalls)
-	if m.PeriodicStalls < 20 {
-		t.Errorf("stall job under mq-deadline: %d periodic stalls, want at least 20 of its 22", m.PeriodicStalls)
+	t.Logf("wi-seed000-stall-mqdl: %d host stalls (%v), %d periodic", m.Stalls().Host, m.Stalls().HostTime, m.Stalls().Periodic)
+	if m.Stalls().Periodic < 20 {
+		t.Errorf("stall job under mq-deadline: %d periodic stalls, want at least 20 of its 22", m.Stalls().Periodic)
 	}
 }

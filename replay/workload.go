@@ -376,20 +376,18 @@ type Workload struct {
 	// SubmitGaps counts the gaps measured.
 	SubmitGap  trace.Time
 	SubmitGaps int
-	// HostStalls counts the host stalls the stall rule found (above),
-	// HostStallTime their captured reaping delays summed;
-	// PeriodicStalls the stalls it kept as the application's.
-	HostStalls     int
-	HostStallTime  trace.Time
-	PeriodicStalls int
 
 	Processes []ProcessStats // as captured, by PID
 	Cgroups   []CgroupStats  // as captured, by id
 
 	perPID map[uint32]int // bios per process
-	stalls stallSet       // the stall rule's findings (stall.go)
-	open   func() (recordSource, error)
-	mu     sync.Mutex // serializes runs of a workload built from records
+	// stalls: the stall rule's findings (stall.go), found by stallsFn on
+	// first use (a replay under StallsDrop, Workload.Stalls).
+	stalls     stallSet
+	stallsFn   func() stallSet
+	stallsOnce sync.Once
+	open       func() (recordSource, error)
+	mu         sync.Mutex // serializes runs of a workload built from records
 }
 
 // NewWorkloadFromRecords builds a workload from records given in any order;
@@ -457,10 +455,12 @@ func NewWorkloadFromRecords(recs []Record) (*Workload, error) {
 	}
 	w.Bios = len(rs)
 	st.finish(w)
-	w.setStalls(inferStalls(len(rs), func(i int) stallInput {
-		r := &rs[i]
-		return stallInput{pid: r.PID, index: r.Index, queue: r.Queue, done: r.Done, async: asyncWrite(r.Cat)}
-	}))
+	w.stallsFn = func() stallSet {
+		return inferStalls(len(rs), func(i int) stallInput {
+			r := &rs[i]
+			return stallInput{pid: r.PID, index: r.Index, queue: r.Queue, done: r.Done, async: asyncWrite(r.Cat)}
+		})
+	}
 	// The records' replay state lives in the records themselves and is reset
 	// as each is read, so a run does not copy them; runs of this workload
 	// take turns (done releases the lock at the end of a run).

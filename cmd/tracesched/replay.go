@@ -375,9 +375,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if mode != replay.Closed {
 		stalls = replay.StallsKeep
 	}
-	if stalls == replay.StallsDrop && w.HostStalls > 0 {
-		fmt.Fprintf(ios.ErrOut, "tracesched: %d host stalls (%.1f ms of the capture's gaps) replayed at their processes' typical reaping delays (--stalls drop); %d periodic stalls kept\n",
-			w.HostStalls, w.HostStallTime.Seconds()*1e3, w.PeriodicStalls)
+	if stalls == replay.StallsDrop {
+		if sc := w.Stalls(); sc.Host > 0 {
+			fmt.Fprintf(ios.ErrOut, "tracesched: %d host stalls (%.1f ms of the capture's gaps) replayed at their processes' typical reaping delays (--stalls drop); %d periodic stalls kept\n",
+				sc.Host, sc.HostTime.Seconds()*1e3, sc.Periodic)
+		}
 	}
 	cfg := replay.Config{
 		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return model.new(h, so) },
