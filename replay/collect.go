@@ -696,6 +696,12 @@ func (c *Collector) Workload() (*Workload, error) {
 	recs, names := &s.recs, &c.names
 	wb, fua := w.WriteCache == WriteBack, w.FUA
 	lock := inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) })
+	w.stallsFn = func() stallSet {
+		return inferStalls(recs.n, func(i int) stallInput {
+			sr := recs.at(i)
+			return stallInput{pid: sr.pid, index: sr.index, queue: sr.queue, done: recordDone(&sr, wb, fua), async: asyncWrite(sr.cat)}
+		})
+	}
 	w.open = func() (recordSource, error) {
 		return &storeSource{recs: recs, names: names, inf: newInferrer(), wb: wb, fua: fua, lock: lock}, nil
 	}

@@ -55,6 +55,10 @@ type Config struct {
 	Mode Mode
 	// Work: WorkFixed (default) or WorkTimed (closed loop only).
 	Work Work
+	// Stalls: StallsKeep (default: every gap as recorded) or StallsDrop
+	// (the host stalls of the stall rule on Workload replaced by their
+	// processes' typical reaping delays; closed loop only).
+	Stalls Stalls
 	// Submit, when set, is the host model (host.go): the CPU time each
 	// closed-loop bio's submission holds the CPU it was recorded on,
 	// under the recording scheduler (taken out of the captured gaps) and
@@ -282,7 +286,7 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 
 // Run runs the replay to its end.
 func (e *Engine) Run() (Result, error) {
-	src, err := e.w.open()
+	src, err := e.w.openRun(e.cfg.Stalls)
 	if err != nil {
 		return Result{}, err
 	}

@@ -179,6 +179,7 @@ var (
 	flagReuse    = flag.Bool("reuse", false, "reuse JSON outputs already in -work")
 	flagBin      = flag.String("tracesched", "", "the tracesched binary (default: built from ./cmd/tracesched)")
 	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
+	flagStalls   = flag.String("stalls", "", "passed to every replay as --stalls (keep or drop); \"\": the replay's default (keep)")
 	flagHost     = flag.String("host", "", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, default: the built-in table, or off); \"\": the replay's default (off)")
 )
 
@@ -249,6 +250,12 @@ func pairs() []pair {
 	// give cg2's queue cg1 as its waker on a fast device (bfq_check_waker).
 	ps = append(ps, pair{Group: "rig", Source: "rig/wi-seed000-mqdl", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"low_latency=0"},
 		Real: []string{"rig/wi-seed000-bfq-10-90-ll0-2", "rig/wi-seed000-bfq-10-90-ll0"}})
+	// The stall job (jobs/seed000-stall.fio: cg2 sleeps 12 ms every 1500
+	// reads) recorded under mq-deadline at a load average of 7.8: its sleeps
+	// are the application's (replay.Workload's stall rule keeps them under
+	// --stalls drop) and lose BFQ the weights as in the real run (cg1 0.486).
+	ps = append(ps, pair{Group: "rig", Source: "rig/wi-seed000-stall-mqdl", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"low_latency=0"},
+		Real: []string{"rig/wi-seed000-stall-bfq-10-90-ll0"}})
 	return ps
 }
 
@@ -432,6 +439,10 @@ func runPair(bin string, p pair) outcome {
 	if *flagHost != "" {
 		args = append(args, "--host", *flagHost)
 		hostKey = ".host-" + strings.TrimSuffix(filepath.Base(*flagHost), ".json")
+	}
+	if *flagStalls != "" {
+		args = append(args, "--stalls", *flagStalls)
+		hostKey += ".stalls-" + *flagStalls
 	}
 	o.Res, err = tracesched(bin, key(p, hostKey), append(args, src.base())...)
 	if err != nil {

@@ -46,6 +46,7 @@ recll wi-seed000-bfq-10-90-ll0 seed000.fio 0
 recll wi-seed000-bfq-10-90-ll0-2 seed000.fio 0
 recll wi-seed000-stall-bfq-10-90-ll0 seed000-stall.fio 0
 recll wi-seed000-stall-bfq-10-90-ll1 seed000-stall.fio 1
+rec wi-seed000-stall-mqdl mq-deadline seed000-stall.fio tsched-cg1=100,tsched-cg2=900
 rec wi-mix4-bfq-a2 bfq mix4.fio $A4
 rec wi-mix4-mqdl2 mq-deadline mix4.fio $A4
 rec wi-mix3-bfq-a2 bfq mix3.fio $A3

@@ -35,6 +35,7 @@ type replayOptions struct {
 	features     []string
 	mode         string
 	work         string
+	stalls       string
 	out          string
 	results      string
 	json         bool
@@ -125,6 +126,7 @@ by path when the capture names paths.`,
 	f.StringVar(&opts.kernel, "kernel", "", "behave as kernel `VERSION` did (bfq: 5.10 5.11 5.12 5.13 6.1 6.2 6.18; cfq: 4.13 4.19)")
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
 	f.StringVar(&opts.mode, "mode", "closed", "`closed`: processes wait for their own completions; open: captured arrival times")
+	f.StringVar(&opts.stalls, "stalls", "keep", "`keep|drop`: drop replays each host stall the workload found (a process at its depth that left its completions unreaped 1 ms or more, off any period) at its process's typical reaping delay; keep (default): as recorded")
 	f.StringVar(&opts.work, "work", "auto", "`auto|fixed|timed`: fixed replays the captured bios once; timed cycles the processes still busy at the capture's end until its span has passed; auto: timed in a what-if whose change is known, fixed otherwise")
 	f.StringVarP(&opts.out, "output", "o", "", "write the predicted events to `PREDICTED.arrow`")
 	f.StringVar(&opts.results, "results", "", "also write the per-cgroup figures to `FILE.parquet` (one row per capture, scheduler and cgroup)")
@@ -285,6 +287,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 			return usagef("invalid value for --work: %v (or auto)", err)
 		}
 	}
+	if _, err := replay.ParseStalls(opts.stalls); err != nil {
+		return usagef("invalid value for --stalls: %v", err)
+	}
 	mctx, err := opts.mf.load(opts.input)
 	if err != nil {
 		return err
@@ -366,12 +371,23 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	case opts.work != "auto":
 		work, _ = replay.ParseWork(opts.work)
 	}
+	stalls, _ := replay.ParseStalls(opts.stalls)
+	if mode != replay.Closed {
+		stalls = replay.StallsKeep
+	}
+	if stalls == replay.StallsDrop {
+		if sc := w.Stalls(); sc.Host > 0 {
+			fmt.Fprintf(ios.ErrOut, "tracesched: %d host stalls (%.1f ms of the capture's gaps) replayed at their processes' typical reaping delays (--stalls drop); %d periodic stalls kept\n",
+				sc.Host, sc.HostTime.Seconds()*1e3, sc.Periodic)
+		}
+	}
 	cfg := replay.Config{
 		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return model.new(h, so) },
 		Device:       dm.NewDevice(opts.seed),
 		Queue:        q,
 		Mode:         mode,
 		Work:         work,
+		Stalls:       stalls,
 	}
 	if mode == replay.Closed {
 		if cfg.Submit, err = hostModel(ios, opts.hostPath, w, do.RecordedScheduler, model.name); err != nil {
@@ -381,7 +397,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 4. Replay, keeping the prediction for the diff and, with -o, in Arrow.
 	pmeta := trace.Meta{Source: "replay", Kernel: kernel, Devices: []trace.Dev{w.Dev}, Cgroups: meta.Cgroups,
-		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "work": work.String(), "input": opts.input}}
+		Extra: map[string]string{"scheduler": model.name, "mode": mode.String(), "work": work.String(), "stalls": stalls.String(), "input": opts.input}}
 	for _, k := range slices.Sorted(maps.Keys(sets)) {
 		pmeta.Extra["set."+k] = sets[k]
 	}

@@ -1,0 +1,47 @@
+package replay
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tracesched/tracesched/parse/blktrace"
+	"github.com/tracesched/tracesched/trace"
+)
+
+// TestStallsRealBios checks single bios of the rig's captures (in
+// /tmp/wi-captures, else ../shared/captures/rig): in wi-seed000-mqdl cg1's
+// fio (pid 23275) queued bio 573 13.8 ms after bio 572 with its 64 reads
+// in flight, all 64 completed in the gap (a host stall); in the stall job's
+// capture cg2's fio (pid 22781) sleeps 12 ms every 1500 reads
+// (seed000-stall.fio: thinktime_blocks=1500), at bios 63 + 1500 m: none
+// of those is a host stall.
+func TestStallsRealBios(t *testing.T) {
+	open := func(name string) *Workload {
+		for _, dir := range []string{"/tmp/wi-captures", "../../shared/captures/rig"} {
+			base := filepath.Join(dir, name, name)
+			if _, err := os.Stat(base + ".blktrace.0"); err != nil {
+				continue
+			}
+			w, err := NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w
+		}
+		t.Skipf("capture %s absent; skipping", name)
+		return nil
+	}
+	w := open("wi-seed000-mqdl")
+	w.Stalls()
+	if _, ok := w.stalls.host[bioKey{23275, 573}]; !ok {
+		t.Errorf("wi-seed000-mqdl: pid 23275's bio 573 (13.8 ms, 64 completions unreaped) is not a host stall")
+	}
+	s := open("wi-seed000-stall-bfq-10-90-ll0")
+	s.Stalls()
+	for k := uint32(63); k < 29820; k += 1500 {
+		if _, ok := s.stalls.host[bioKey{22781, k}]; ok {
+			t.Errorf("stall job: cg2's bio %d (its thinktime) taken as a host stall", k)
+		}
+	}
+}
