@@ -1442,9 +1442,10 @@ func sbitmapShift(depth int) uint {
 // bfq_update_depths (6.18): sync reads have the full depth; async I/O at
 // most half of every sbitmap word, sync writes three quarters; while a
 // queue is weight-raised (wr_busy_queues > 0) ~18% and ~37%
-// ((depth*3)>>4, (depth*6)>>4). Then bfqq_request_over_limit: when the
-// process's queue for the bio, or a group above it, already has its share
-// of the requests allocated, the depth drops to one bit a word
+// ((depth*3)>>4, (depth*6)>>4). Then, with the entity-request-limit
+// feature, bfqq_request_over_limit: when the process's queue for the bio,
+// or a group above it, already has its share of the requests allocated,
+// the depth drops to one bit a word
 // (fs-bfq-writeback: the flusher's async queue, weight 40 in the root
 // group beside the reader's group of weight 750, "too many requests:
 // allocated 6 limit 6 level 0" at 1.26, 2.17 and 2.27 s). The result is
@@ -1470,7 +1471,7 @@ func (s *Scheduler) LimitDepth(now trace.Time, bio *replay.Bio) int {
 		}
 		limit = (nr * d) >> shift
 	}
-	if b := s.bics[bio.PID]; b != nil && b.cgroup == bio.Cgroup {
+	if b := s.bics[bio.PID]; s.feat.entityLimit && b != nil && b.cgroup == bio.Cgroup {
 		if q := b.q[b2i(sync)]; q != nil && s.requestOverLimit(q, limit) {
 			d = 1
 		}

@@ -143,6 +143,7 @@ func TestRequestOverLimit(t *testing.T) {
 	h.q.NrRequests = 256
 	o := opts("6.18", map[string]string{"low_latency": "0"})
 	o.Weights = map[uint64]int{761: 750}
+	o.Features = map[string]bool{"entity-request-limit": true}
 	s := newSched(t, h, o)
 	id := uint64(0)
 	insert := func(pid uint32, cg uint64, cat trace.Category) *replay.Request {
@@ -169,5 +170,9 @@ func TestRequestOverLimit(t *testing.T) {
 	}
 	if got := s.LimitDepth(0, read); got != 0 {
 		t.Errorf("reader with 1 allocated: depth %d, want 0 (full)", got)
+	}
+	s.feat.entityLimit = false
+	if got := s.LimitDepth(0, async); got != 128 {
+		t.Errorf("without entity-request-limit: depth %d, want the async depth 128", got)
 	}
 }
