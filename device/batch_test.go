@@ -52,6 +52,48 @@ func TestBatchingPlace(t *testing.T) {
 	}
 }
 
+// TestBatchingJoinsOwnClass: a read issued just after a write, within the
+// join window and more than JoinLead before the write's instant, completes
+// at its own time, not with the write's bunch; a write issued just after a
+// read does not complete with the read's. fs-bfq-writeback (6.18, loop):
+// the lone 1.25 MiB write dispatched at 2.269547 s completed at 2.273707
+// (4.2 ms), the four reads dispatched 43-84 us after it in 0.70-0.73 ms;
+// the seven writes dispatched at 2.165467 s completed 4.3 ms later, the
+// reads dispatched beside them in 0.1 ms.
+func TestBatchingJoinsOwnClass(t *testing.T) {
+	m := batchModel()
+	m.NonRotational.Read.Residual = Quantiles{}
+	m.NonRotational.Write.Residual = Quantiles{}
+	m.NonRotational.Write.Base = 4 * time.Millisecond
+	m.NonRotational.Write.PerByte = 0
+	read := func(id uint64) *replay.Request { return &replay.Request{ID: id, Bytes: 4096, Cat: trace.CatRead} }
+	write := func(id uint64) *replay.Request { return &replay.Request{ID: id, Bytes: 1310720, Cat: trace.CatWrite} }
+
+	dev := m.NewDevice(1)
+	w := dev.Issue(0, write(1))
+	if w < 4e6 {
+		t.Fatalf("write completes at %d, want at least its base 4 ms", w)
+	}
+	// The read takes its own time, Base plus its bytes (the model has no
+	// bytes-ahead term), as it would alone on the device.
+	own := trace.Time(300e3 + 2*4096)
+	if got := dev.Issue(20e3, read(2)); got != 20e3+own {
+		t.Errorf("read issued 20 us after the write completes at %d, want its own time %d (the write's bunch is at %d)", got, 20e3+own, w)
+	}
+	// A write issued 20 us after a read opener: not delivered with the read.
+	dev = m.NewDevice(1)
+	r := dev.Issue(0, read(1))
+	if got := dev.Issue(20e3, write(2)); got <= r+10e3 {
+		t.Errorf("write issued 20 us after a read completes at %d, with the read's bunch at %d", got, r)
+	}
+	// Same class still joins: a second write 20 us after the first.
+	dev = m.NewDevice(1)
+	w = dev.Issue(0, write(1))
+	if got := dev.Issue(20e3, write(2)); got != w+trace.Time(m.NonRotational.Batching.Drain) {
+		t.Errorf("second write completes at %d, want with the first's bunch at %d", got, w+trace.Time(m.NonRotational.Batching.Drain))
+	}
+}
+
 // TestCalibrateBatchingSynthetic recovers a known batching from a capture
 // the model made.
 func TestCalibrateBatchingSynthetic(t *testing.T) {

@@ -126,3 +126,53 @@ func TestIOPrio(t *testing.T) {
 		t.Errorf("nice 19: %v, want be/7 ((19+20)/5)", p)
 	}
 }
+
+// TestRequestOverLimit: bfqq_request_over_limit as bfq_limit_depth calls it
+// (6.18), by hand on fs-bfq-writeback's setup: the flusher's async queue
+// (be/4: weight 40) in the root group beside the reader's group of weight
+// 750, nr_requests 256, no queue weight-raised. Async depth 32 of a 64-bit
+// word gives limit (256*32)>>6 = 128; at level 0 (the queue itself) wsum
+// is the root's RT tree's times IOPRIO_BE_NR plus its BE tree's, 0*8 + 40
+// + 750 = 790, so the queue's share is DIV_ROUND_CLOSEST(128*40, 790) = 6.
+// With 6 allocated it is over the limit and the depth drops to one bit a
+// word, (256*1)>>6 = 4 requests (the capture: "too many requests:
+// allocated 6 limit 6 level 0" at 1.26, 2.17 and 2.27 s). Sync reads are
+// not limited while their queue is under its share.
+func TestRequestOverLimit(t *testing.T) {
+	h := newFakeHost(false, 32, 100*trace.Time(1000))
+	h.q.NrRequests = 256
+	o := opts("6.18", map[string]string{"low_latency": "0"})
+	o.Weights = map[uint64]int{761: 750}
+	o.Features = map[string]bool{"entity-request-limit": true}
+	s := newSched(t, h, o)
+	id := uint64(0)
+	insert := func(pid uint32, cg uint64, cat trace.Category) *replay.Request {
+		id++
+		rq := &replay.Request{ID: id, PID: pid, Cgroup: cg, Sector: id * 2048, Bytes: 4096, Cat: cat}
+		s.Insert(0, rq)
+		return rq
+	}
+	insert(2, 761, trace.CatRead|trace.CatSync) // the reader's group on the root's tree
+	async := &replay.Bio{PID: 1, Cgroup: 0, Bytes: 1 << 20, Cat: trace.CatWrite}
+	read := &replay.Bio{PID: 2, Cgroup: 761, Bytes: 4096, Cat: trace.CatRead | trace.CatSync}
+	if got := s.LimitDepth(0, async); got != 128 {
+		t.Fatalf("flusher without a queue: depth %d, want 128", got)
+	}
+	for n := 1; n <= 6; n++ {
+		insert(1, 0, trace.CatWrite)
+		want := 128
+		if n == 6 {
+			want = 4
+		}
+		if got := s.LimitDepth(0, async); got != want {
+			t.Errorf("flusher with %d allocated: depth %d, want %d", n, got, want)
+		}
+	}
+	if got := s.LimitDepth(0, read); got != 0 {
+		t.Errorf("reader with 1 allocated: depth %d, want 0 (full)", got)
+	}
+	s.feat.entityLimit = false
+	if got := s.LimitDepth(0, async); got != 128 {
+		t.Errorf("without entity-request-limit: depth %d, want the async depth 128", got)
+	}
+}

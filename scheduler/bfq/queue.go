@@ -86,6 +86,7 @@ type queue struct {
 type rqState struct {
 	rq       *replay.Request
 	q        *queue
+	allocQ   *queue // the queue whose entities count it allocated (RQ_BFQQ at bfqq_request_allocated), or nil
 	seq      uint64
 	fifoTime int64
 	fifoPrev *rqState

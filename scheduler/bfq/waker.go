@@ -162,6 +162,7 @@ func (s *Scheduler) InsertAtHead(now trace.Time, rq *replay.Request) {
 	r := s.newRqState(rq, q)
 	r.bic = b
 	b.requests++
+	s.requestAllocated(r, q)
 	rq.Sched = r
 	s.dispatchList = append(s.dispatchList, nil)
 	copy(s.dispatchList[1:], s.dispatchList)

@@ -45,8 +45,10 @@ type entity struct {
 	class                         int // index into service_tree
 
 	onSt bool // on_st_or_in_serv: counted in its tree's wsum
-	tree int  // treeNone, treeActive, treeIdle
-	seq  uint64
+
+	allocated int // requests inserted and not finished in it or below it (entity->allocated)
+	tree      int // treeNone, treeActive, treeIdle
+	seq       uint64
 
 	parent *entity    // group entity of the parent, nil under the root
 	sd     *schedData // sched_data this entity is scheduled in
