@@ -60,6 +60,24 @@ type lockMark struct {
 // and returns the marks of their bios, nil when no lock is inferred. done
 // gives a record's completion for its process.
 func inferLock(n int, at func(i int) storedRecord, done func(sr *storedRecord) trace.Time) map[bioKey]lockMark {
+	// A section ends with its process's zero-byte flush: without two
+	// processes with lockMinSections of them there is no lock, and no
+	// pass over every completion (a raw-device capture has none).
+	flushes := map[uint32]int{}
+	for i := range n {
+		if sr := at(i); sr.cat.IsWrite() && sr.cat&trace.CatFlush != 0 && sr.bytes == 0 {
+			flushes[sr.pid]++
+		}
+	}
+	candidates := 0
+	for _, c := range flushes {
+		if c >= lockMinSections {
+			candidates++
+		}
+	}
+	if candidates < 2 {
+		return nil
+	}
 	type section struct {
 		pid         uint32
 		open, close bioKey
