@@ -1,13 +1,11 @@
 package trace_test
 
 import (
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/internal/shared"
-	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -16,22 +14,7 @@ import (
 // sides of a replay run it.
 func BenchmarkRebuilderReal(b *testing.B) {
 	name := filepath.Join(shared.Path(b, "captures", "recorded", "g-bfq-large-nomsg"), "g-bfq-large-nomsg")
-	in, err := blktrace.Open(name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var evs []trace.Event
-	for {
-		e, err := in.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		evs = append(evs, e)
-	}
-	in.Close()
+	evs, _ := fixture.Events(b, name)
 	b.ReportAllocs()
 	var reqs int
 	for b.Loop() {

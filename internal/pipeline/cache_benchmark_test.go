@@ -18,13 +18,7 @@ import (
 //
 //	go test -run '^$' -bench CacheKey -cpu 1 ./internal/pipeline
 func BenchmarkCacheKey(b *testing.B) {
-	path := benchCapture(b)
-	in := openB(b, path)
-	c, err := Read(in, in.Meta, nil)
-	in.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := readCapture(b, benchCapture(b))
 	cache := &Cache{Program: "bench"}
 	opts := device.CalibrateOptions{Seed: 1}
 	n := c.Real.NumRequests()

@@ -51,12 +51,7 @@ func heapPeak() (stop func() uint64) {
 //
 //	go test -run '^$' -bench CalibrateMemory -benchtime 3x -cpu 1 ./internal/pipeline
 func BenchmarkCalibrateMemory(b *testing.B) {
-	in := openB(b, benchCapture(b))
-	c, err := Read(in, in.Meta, nil)
-	in.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := readCapture(b, benchCapture(b))
 	opts := device.CalibrateOptions{Seed: 1, CVSamples: 1 << 12, FitSamples: 1 << 13}
 	n := float64(c.Real.NumRequests())
 	for _, tc := range []struct {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/fixture"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -42,22 +43,7 @@ func BenchmarkDecode(b *testing.B) {
 // Loader (the real side's Rebuilder and tables, and the workload's
 // Collector), then Finish.
 func BenchmarkLoader(b *testing.B) {
-	path := benchCapture(b)
-	in := openB(b, path)
-	var evs []trace.Event
-	for {
-		e, err := in.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		evs = append(evs, e)
-	}
-	meta := in.Meta()
-	in.Close()
-	b.ResetTimer()
+	evs, meta := fixture.Events(b, benchCapture(b))
 	reqs := 0
 	for b.Loop() {
 		l := NewLoader()

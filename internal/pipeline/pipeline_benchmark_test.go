@@ -43,12 +43,7 @@ func runWorkload(b *testing.B, w *replay.Workload, m *device.Model) int {
 }
 
 func model(b *testing.B, path string) *device.Model {
-	in := openB(b, path)
-	defer in.Close()
-	c, err := Read(in, in.Meta, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := readCapture(b, path)
 	cal, err := Calibrate(c.DeviceRequests(), device.CalibrateOptions{Seed: 1}, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -64,12 +59,7 @@ func BenchmarkReadOnceAndReplay(b *testing.B) {
 	b.ResetTimer()
 	n := 0
 	for b.Loop() {
-		in := openB(b, path)
-		c, err := Read(in, in.Meta, nil)
-		in.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
+		c := readCapture(b, path)
 		n += runWorkload(b, c.Workload, m)
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "requests/s")
@@ -101,13 +91,7 @@ func BenchmarkReadThriceAndReplay(b *testing.B) {
 // BenchmarkCalibrate: a fit of the capture's requests, and the same fit
 // found in the cache (its key included).
 func BenchmarkCalibrate(b *testing.B) {
-	path := benchCapture(b)
-	in := openB(b, path)
-	c, err := Read(in, in.Meta, nil)
-	in.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := readCapture(b, benchCapture(b))
 	reqs := c.DeviceRequests()
 	opts := device.CalibrateOptions{Seed: 1}
 	b.Run("fit", func(b *testing.B) {

@@ -18,14 +18,20 @@ import (
 
 func readFixture(t *testing.T, name string) *Capture {
 	t.Helper()
-	in, err := blktrace.Open(fixture.Path(t, name))
+	return readCapture(t, fixture.Path(t, name))
+}
+
+// readCapture reads the capture at path into a Capture.
+func readCapture(tb testing.TB, path string) *Capture {
+	tb.Helper()
+	in, err := blktrace.Open(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer in.Close()
 	c, err := Read(in, in.Meta, nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return c
 }
