@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tracesched/tracesched/trace"
 	"io"
 	"math"
 	"strings"
@@ -104,6 +105,7 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 
 	writeIssue3(w, rs)
 	writeIssue11(w, "##", rs)
+	writeQueueMerges(w, "##", rs)
 	writeCross(w, "##", cross, "recorded-fs")
 
 	writeNotes(w, "##", rs)
@@ -688,8 +690,8 @@ func writeIssue11(w io.Writer, level string, rs []*result) {
 		100*target11Bw, target11Share, 100*target11Think, 100*target11D2C)
 	fmt.Fprintf(w, "Flushes: requests with REQ_PREFLUSH (jbd2's commit blocks and the empty flushes of fsync); FUA: requests with REQ_FUA.\n")
 	fmt.Fprintf(w, "Per process, only processes with at least %d bios in the capture are held to the target (the worst of the rest is in brackets).\n", target11MinBios)
-	fmt.Fprintf(w, "Queue merges are shown, not judged (their times are not compared here).\n\n")
-	fmt.Fprintf(w, "| capture | model | requests real / pred | flushes real / pred | FUA real / pred | worst cgroup bandwidth error | worst share error, pp | worst process bandwidth error | think-time agreement | D2C demerit | queue merges real / pred | targets met |\n")
+	fmt.Fprintf(w, "Queue merges: the kernel's and the model's, and how many of them both sides made at the same time (see the next table).\n\n")
+	fmt.Fprintf(w, "| capture | model | requests real / pred | flushes real / pred | FUA real / pred | worst cgroup bandwidth error | worst share error, pp | worst process bandwidth error | think-time agreement | D2C demerit | queue merges real / pred, at the kernel's time | targets met |\n")
 	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	pass := 0
 	for _, r := range sel {
@@ -718,7 +720,14 @@ func writeIssue11(w io.Writer, level string, rs []*result) {
 		okP := !hasP || math.Abs(wp.Err) <= target11Bw
 		okT := f.ThinkCompared > 0 && f.ThinkAgree >= target11Think
 		okD := f.D2C < target11D2C
-		all := okR && okF && okC && okS && okP && okT && okD
+		together := 0
+		for _, m := range f.QMerges {
+			if m.Real != trace.NoTime && m.Pred != trace.NoTime && m.dueTogether() {
+				together++
+			}
+		}
+		okQ := together == len(f.QMerges)
+		all := okR && okF && okC && okS && okP && okT && okD && okQ
 		if all {
 			pass++
 		}
@@ -734,9 +743,9 @@ func writeIssue11(w io.Writer, level string, rs []*result) {
 		if hasSmall {
 			pText += fmt.Sprintf(" [%s pid %d %s]", spct(small.Err), small.PID, cell(small.Comm))
 		}
-		fmt.Fprintf(w, "| %s | %s | %d / %d %s | %d / %d %s | %d / %d | %s | %s | %s | %s %s | %s %s | %d / %d | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %d / %d %s | %d / %d %s | %d / %d | %s | %s | %s | %s %s | %s %s | %d / %d, %d %s | %s |\n",
 			r.C.Name, f.Spec.Model, f.Requests, f.PredRequests, mark(okR), f.FlushR, f.FlushP, mark(okF), f.FUAR, f.FUAP,
-			cgText, shText, pText, agreement(f), mark(okT), pct(f.D2C), mark(okD), f.QMergeR, f.QMergeP, verdict(all))
+			cgText, shText, pText, agreement(f), mark(okT), pct(f.D2C), mark(okD), f.QMergeR, f.QMergeP, together, mark(okQ), verdict(all))
 	}
 	fmt.Fprintf(w, "\n%d of %d captures meet every target.\n", pass, len(sel))
 }
@@ -811,6 +820,7 @@ func writeExtra(w io.Writer, h header, rs []*result, cross []*crossResult) {
 	fmt.Fprintf(w, "\n### Per-process bandwidth\n\n")
 	writeProcTable(w, rs)
 	writeIssue11(w, "###", rs)
+	writeQueueMerges(w, "###", rs)
 	writeCross(w, "###", cross, groupExtra)
 	writeNotes(w, "###", rs)
 }

@@ -179,6 +179,8 @@ type figures struct {
 	FrontP        int
 	QMergeR       int
 	QMergeP       int
+	QMerges       []qmerge // the queue merges of both sides, paired (pairMerges)
+	RealMessages  bool     // the capture has scheduler messages (else its queue merges are unknown)
 	ThinkAgree    float64
 	ThinkCompared int
 	FlushR        int     // requests with REQ_PREFLUSH (empty flushes included), capture
@@ -266,6 +268,8 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		CaptureDepth: l.w.Depth, MaxInDriver: res.MaxInDriver, Wall: wall,
 	}
 	f.PredMiB, f.PredInflight = throughput(pred)
+	f.QMerges = pairMerges(l.real, pred, d.Merges.RealList, d.Merges.PredList)
+	f.RealMessages = len(l.real.Messages) > 0
 	f.FlushR, f.FUAR = flushes(l.real)
 	f.FlushP, f.FUAP = flushes(pred)
 	f.Flags = s.flags()
