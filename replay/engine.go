@@ -855,7 +855,7 @@ func (e *Engine) insert(rq *Request, pid uint32) {
 			e.hash(prev)
 			e.sched.RequestMerged(e.now, prev, BackMerge)
 			e.res.RequestMerges++
-			e.emitRq(trace.ActionBackMerge, rq, pid, trace.CatQueue)
+			e.emitRq(trace.ActionBackMerge, rq, pid, rqMergeCat)
 			e.freeRequest(rq)
 			for {
 				e.syncHash()
@@ -1085,9 +1085,19 @@ func (e *Engine) mergeRequests(rq, next *Request, pid uint32) {
 	e.absorb(rq, next)
 	e.hash(rq)
 	e.res.RequestMerges++
-	e.emitRq(trace.ActionBackMerge, next, pid, trace.CatQueue)
+	e.emitRq(trace.ActionBackMerge, next, pid, rqMergeCat)
 	e.freeRequest(next)
 }
+
+// rqMergeCat is the category of a request merge's M (block_rq_merge): the
+// kernel traces it through blk_add_trace_rq (kernel/trace/blktrace.c),
+// which adds BLK_TC_FS to BLK_TA_BACKMERGE's BLK_TC_QUEUE for a request
+// that is not passthrough, where a bio's M (blk_add_trace_bio) carries no
+// FS. trace.Rebuilder tells the two apart by it: without it the
+// prediction's merged-away requests were read as bio merges that matched
+// nothing, left queued with their bios and never completed (fs-bfq-untar:
+// 142 merged-away requests in the capture, none in the prediction).
+const rqMergeCat = trace.CatQueue | trace.CatFS
 
 // hash enters rq in the merge hashes, lazily: most requests leave the
 // scheduler before any merge lookup, so they are only listed, and entered

@@ -187,7 +187,7 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     otherwise took its next WAL write as released by the write before
 //     the fdatasync, and replayed it while its own flush was still in
 //     flight (fs-mqdl-pgbench, backend 4032, bios 1380-1381: the write
-//     came 3.9 ms after the flush completed in the capture, 180 us
+//     came 3.9 ms after the flush completed in the capture, 330 us
 //     before it in the replay), where another backend's flush could
 //     share it.
 //     Step 3d: a process that kept a request on its plug from bio k-1
