@@ -929,9 +929,9 @@ func bioOf(rq *Request) Bio {
 // update because it happens to be next to a regular IO". blk_rq_merge_ok
 // (bio merges: plug, hash, front) and ll_merge_requests_fn (request
 // merges, rqMergeable) both ask it. The trace shows REQ_META (the M of the
-// RWBS), not REQ_SWAP. In fs-mqdl-pgbench a backend's ext4 extent read
-// (RM 4195064+8) ends where its readahead request (RA 4195072+8) starts;
-// the kernel kept them apart.
+// RWBS), not REQ_SWAP. In fs-mqdl-pgbench a backend's ext4 metadata read
+// (RM 4195064+8) ends where its plugged readahead request (RA 4195072+8)
+// starts; the kernel kept them apart.
 func (e *Engine) mergeOK(rq *Request, cat trace.Category, cg uint64) bool {
 	const dir = trace.CatWrite | trace.CatDiscard
 	const nomerge = trace.CatFlush | trace.CatFUA

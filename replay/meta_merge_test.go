@@ -30,10 +30,10 @@ func metaMergeResult(t *testing.T, recs []replay.Record) replay.Result {
 // bio_issue_as_root_blkg is (bi_opf & (REQ_META | REQ_SWAP)) != 0. So a
 // REQ_META bio never joins a request of data bios, nor the reverse, in one
 // cgroup and one process. fs-mqdl-pgbench, backend 4027: RA 4195072+8
-// queued at 8.546805 s, then RM 4195064+8 (an ext4 extent block, ending
-// where the readahead starts) at 8.548441 s on the same plug; the capture
-// has two G, two I and two D, no F. The model front-merged them (front
-// merges real 0, predicted 1).
+// queued at 8.546805 ms, then RM 4195064+8 (an ext4 metadata block,
+// ending where the readahead starts) at 8.548441 ms on the same plug (one
+// P, then U depth=2); the capture has two G, two I and two D, no F. The
+// model front-merged them (front merges real 0, predicted 1).
 //
 // Three cases, each counted by hand from those rules: on one plug, the RM
 // bio after the RA request it ends at (plug front merge: refused, 2

@@ -183,13 +183,13 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     latest completion C_j was p's own empty PREFLUSH (an fsync's or
 //     fdatasync's blkdev_issue_flush, which sleeps in submit_bio_wait
 //     until the flush completes): p waited for the flush, not for depth.
-//     A PostgreSQL backend of depth 2 (a WAL write beside a readahead)
-//     otherwise took its next WAL write as released by the write before
-//     the fdatasync, and replayed it while its own flush was still in
-//     flight (fs-mqdl-pgbench, backend 4032, bios 1380-1381: the write
-//     came 3.9 ms after the flush completed in the capture, 330 us
-//     before it in the replay), where another backend's flush could
-//     share it.
+//     A PostgreSQL backend of depth 2 (two bios in flight at some
+//     submission) otherwise took its next WAL write as released by the
+//     write before the fdatasync, and replayed it while its own flush
+//     was still in flight (fs-mqdl-pgbench, backend 4032, bios
+//     1380-1381: the write came 3.9 ms after the flush completed in the
+//     capture, 330 us before it in the replay), where another backend's
+//     flush could share it.
 //     Step 3d: a process that kept a request on its plug from bio k-1
 //     to bio k (k-1 Plugged and not PlugEnd, k Plugged) did not sleep in
 //     between: a task that sleeps flushes its plug (sched_submit_work ->
