@@ -85,3 +85,53 @@ func TestInsertMergeAsksNoAllowMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestMergeIsTracedAsRequestMerge: a request merge's M is
+// block_rq_merge, which blk_add_trace_rq (kernel/trace/blktrace.c) records
+// with BLK_TC_FS added to BLK_TA_BACKMERGE (a bio's M, from
+// blk_add_trace_bio, has none), and trace.Rebuilder reads an M with FS as
+// a request absorbed by another (FlagMergedAway, its bios moved there).
+// In mergeWorkload the replay merges pid 4's request into pid 2's and that
+// one into pid 3's: read back, the prediction must show one request
+// [0,24) that served the three bios and completed, and two merged-away
+// requests, every bio completed. Without FS the rebuilder took the Ms for
+// bio merges, left the two absorbed requests queued with their bios, and
+// those bios never completed (fs-bfq-untar: 142 merged-away requests in
+// the capture, none in the prediction).
+func TestRequestMergeIsTracedAsRequestMerge(t *testing.T) {
+	var reqs []trace.Request
+	var bios []trace.Bio
+	rb := trace.NewRebuilder(func(r *trace.Request) { reqs = append(reqs, *r) }, func(b *trace.Bio) { bios = append(bios, *b) })
+	_, err := replay.Run(mergeWorkload(t), replay.Config{NewScheduler: newMQDL, Device: &serialDevice{lat: 1_000_000},
+		Queue: replay.Queue{Depth: 1}, Mode: replay.Open}, func(e *trace.Event) error {
+		rb.Add(e)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb.Close()
+	away, merged := 0, 0
+	for _, r := range reqs {
+		switch {
+		case r.Flags&trace.FlagMergedAway != 0:
+			away++
+		case r.Sector == 0 && r.Bytes == 24*512:
+			merged++
+			if r.Bios != 3 || !r.Complete.Valid() {
+				t.Errorf("request [0,24): %d bios, completed %v; want 3, true", r.Bios, r.Complete.Valid())
+			}
+		}
+		if r.Flags&trace.FlagIncomplete != 0 {
+			t.Errorf("request at %d (%d bytes) left incomplete", r.Sector, r.Bytes)
+		}
+	}
+	if away != 2 || merged != 1 {
+		t.Errorf("%d merged-away requests, %d requests [0,24); want 2, 1", away, merged)
+	}
+	for _, b := range bios {
+		if !b.Done.Valid() {
+			t.Errorf("bio %d of pid %d (sector %d) never completed", b.Index, b.PID, b.Sector)
+		}
+	}
+}

@@ -179,6 +179,17 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     drains its I/O before it sleeps; g-bfq-large-nomsg, where BFQ holds
 //     the rate-limited job's reads 8 ms at each budget timeout), and the
 //     hold, the source scheduler's, is not replayed as p's think time.
+//     Step 3e: so does any bio queued with nothing of p's in flight whose
+//     latest completion C_j was p's own empty PREFLUSH (an fsync's or
+//     fdatasync's blkdev_issue_flush, which sleeps in submit_bio_wait
+//     until the flush completes): p waited for the flush, not for depth.
+//     A PostgreSQL backend of depth 2 (two bios in flight at some
+//     submission) otherwise took its next WAL write as released by the
+//     write before the fdatasync, and replayed it while its own flush
+//     was still in flight (fs-mqdl-pgbench, backend 4032, bios
+//     1380-1381: the write came 3.9 ms after the flush completed in the
+//     capture, 330 us before it in the replay), where another backend's
+//     flush could share it.
 //     Step 3d: a process that kept a request on its plug from bio k-1
 //     to bio k (k-1 Plugged and not PlugEnd, k Plugged) did not sleep in
 //     between: a task that sleeps flushes its plug (sched_submit_work ->
@@ -647,7 +658,7 @@ func (f *inferrer) infer(r *Record) {
 		r.Dep, r.Think = int64(p.latestR.Index), r.Queue-p.latestC
 		p.wake = r.Think
 		if i := r.DepCount - p.passedBase; r.DepCount > 0 && i >= 0 && i < int64(len(p.passedAt)) {
-			if inflightBefore == 0 && (orderedWrite(r.Cat) || p.heldWait(p.passedAt[i])) {
+			if inflightBefore == 0 && (orderedWrite(r.Cat) || emptyFlush(p.latestR) || p.heldWait(p.passedAt[i])) {
 				// Step 3b: a FUA or PREFLUSH write queued only once all
 				// its process's I/O had completed waited for that I/O,
 				// not for depth (jbd2's commit block after its journal
@@ -656,7 +667,8 @@ func (f *inferrer) infer(r *Record) {
 				// one's Q while the scheduler held the latest I/O it
 				// saw complete (step 3c). A reader or a direct writer
 				// at full depth that reaps late (fio, CPU-bound) keeps
-				// step 3.
+				// step 3. So did a bio whose process's latest completion
+				// was its own empty PREFLUSH (step 3e).
 				r.DepCount = p.passed
 			} else {
 				r.Think = r.Queue - p.passedAt[i]
@@ -712,6 +724,14 @@ func (f *inferrer) infer(r *Record) {
 			f.pending.push(doneMark{r.Done, r})
 		}
 	}
+}
+
+// emptyFlush reports whether r is an empty PREFLUSH bio (RWBS FWS with no
+// data: blkdev_issue_flush, as fsync and fdatasync send it): its submitter
+// sleeps until it completes (submit_bio_wait), so the process's next bio
+// waited for that completion (step 3e).
+func emptyFlush(r *Record) bool {
+	return r != nil && r.Bytes == 0 && r.Cat.IsWrite() && r.Cat&trace.CatFlush != 0
 }
 
 // heldWait reports step 3c for a bio queued with nothing of its process
