@@ -31,9 +31,11 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +47,8 @@ func main() {
 	out := flag.String("o", "", "write the docs to `DIR` (fidelity.md and cfq-whatif.md), or fidelity.md to FILE.md and cfq-whatif.md beside it (default: docs/ of the module)")
 	seed := flag.Uint64("seed", 1, "seed of the device models' random draws")
 	noCFQ := flag.Bool("no-cfq", false, "skip the CFQ what-if replays and do not write cfq-whatif.md")
+	var seeds seedList
+	flag.Var(&seeds, "seeds", "also replay the captures that issues 3 and 11 judge at these `SEEDS` (comma-separated, e.g. 2,3) and tabulate their verdicts beside -seed's")
 	var extra dirList
 	flag.Var(&extra, "captures", "also replay the captures of `DIR` (one subdirectory per capture, recorded with ../shared/rig, e.g. by bench/fidelity/record-fs.sh), in a section of their own; repeatable")
 	flag.Usage = func() {
@@ -56,7 +60,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := mainErr(*only, *out, *seed, !*noCFQ, extra); err != nil {
+	if err := mainErr(*only, *out, *seed, seeds, !*noCFQ, extra); err != nil {
 		fmt.Fprintf(os.Stderr, "fidelity: %v\n", err)
 		os.Exit(1)
 	}
@@ -75,7 +79,29 @@ func (d *dirList) Set(v string) error {
 	return nil
 }
 
-func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) error {
+// seedList is a comma-separated flag of seeds.
+type seedList []uint64
+
+func (l *seedList) String() string {
+	var s []string
+	for _, v := range *l {
+		s = append(s, strconv.FormatUint(v, 10))
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *seedList) Set(v string) error {
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return fmt.Errorf("seed %q: %w", f, err)
+		}
+		*l = append(*l, n)
+	}
+	return nil
+}
+
+func mainErr(only, out string, seed uint64, seeds []uint64, withCFQ bool, extraDirs []string) error {
 	root := shared.Root()
 	dir := shared.Dir()
 	if dir == "" {
@@ -136,6 +162,23 @@ func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) er
 		}
 		cross = append(cross, cr)
 	}
+	var atSeeds []seedResults
+	for _, sd := range seeds {
+		sr := seedResults{Seed: sd, By: map[*capture]*result{}}
+		for _, c := range caps {
+			if !judged(c) {
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "fidelity: seed %d: %s/%s\n", sd, c.Group, c.Name)
+			r := measure(c, sd, false, io.Discard)
+			if r.Err != nil {
+				failed++
+				fmt.Fprintf(os.Stderr, "fidelity: %s at seed %d: %v\n", c.Name, sd, r.Err)
+			}
+			sr.By[c] = r
+		}
+		atSeeds = append(atSeeds, sr)
+	}
 	h := header{
 		Date:   time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Commit: commit(root),
@@ -146,7 +189,7 @@ func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) er
 	}
 
 	var b bytes.Buffer
-	writeFidelity(&b, h, results, cross)
+	writeFidelity(&b, h, results, cross, atSeeds)
 	if err := writeFile(fidPath, b.Bytes()); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/tracesched/tracesched/trace"
 	"io"
 	"math"
 	"strings"
@@ -49,7 +48,7 @@ func writeHeader(w io.Writer, title string, h header, rs []*result) {
 	}
 }
 
-func writeFidelity(w io.Writer, h header, all []*result, cross []*crossResult) {
+func writeFidelity(w io.Writer, h header, all []*result, cross []*crossResult, atSeeds []seedResults) {
 	writeHeader(w, "Model fidelity on the shared captures", h, all)
 	var rs, extra []*result
 	for _, r := range all {
@@ -108,6 +107,7 @@ Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go 
 	writeQueueMerges(w, "##", rs)
 	writeCross(w, "##", cross, "recorded-fs")
 
+	writeSeeds(w, h.Seed, all, atSeeds)
 	writeNotes(w, "##", rs)
 
 	if len(h.Extra) > 0 {
@@ -228,28 +228,13 @@ func writeIssue3(w io.Writer, rs []*result) {
 			fmt.Fprintf(w, "| %s | %s | failed | | | | **fail** |\n", r.C.Name, r.C.Man.Scheduler)
 			continue
 		}
-		var wp procFig
-		for i, p := range f.Procs {
-			if i == 0 || math.Abs(p.Err) > math.Abs(wp.Err) {
-				wp = p
-			}
-		}
-		var wc cgFig
-		hasCg := false
-		for _, c := range f.Cgroups {
-			if !hasCg || math.Abs(c.BwErr) > math.Abs(wc.BwErr) {
-				wc, hasCg = c, true
-			}
-		}
-		okP := math.Abs(wp.Err) <= targetBwErr
-		okC := !hasCg || math.Abs(wc.BwErr) <= targetBwErr
-		okD := f.D2C < targetD2C
-		okT := f.Tau >= targetTauMin
+		c := checkIssue3(f)
+		wp, wc, hasCg, okP, okC, okD, okT := c.wp, c.wc, c.hasCg, c.okP, c.okC, c.okD, c.okT
 		cgText := "no cgroups"
 		if hasCg {
 			cgText = fmt.Sprintf("%s (%s) %s", spct(wc.BwErr), cgName(wc), mark(okC))
 		}
-		all := okP && okC && okD && okT
+		all := c.all()
 		if all {
 			pass++
 		}
@@ -700,34 +685,10 @@ func writeIssue11(w io.Writer, level string, rs []*result) {
 			fmt.Fprintf(w, "| %s | failed: %s | | | | | | | | | | **fail** |\n", r.C.Name, cell(errText(r)))
 			continue
 		}
-		okR := f.PredRequests == f.Requests
-		okF := f.FlushP == f.FlushR && f.FUAP == f.FUAR
-		var wc cgFig
-		var ws cgFig
-		hasCg := false
-		for _, c := range f.Cgroups {
-			if !hasCg || math.Abs(c.BwErr) > math.Abs(wc.BwErr) {
-				wc = c
-			}
-			if !hasCg || math.Abs(c.ShareErrPP) > math.Abs(ws.ShareErrPP) {
-				ws = c
-			}
-			hasCg = true
-		}
-		okC := !hasCg || math.Abs(wc.BwErr) <= target11Bw
-		okS := !hasCg || math.Abs(ws.ShareErrPP) <= target11Share
-		wp, small, hasP, hasSmall := worstProcs(f.Procs, target11MinBios)
-		okP := !hasP || math.Abs(wp.Err) <= target11Bw
-		okT := f.ThinkCompared > 0 && f.ThinkAgree >= target11Think
-		okD := f.D2C < target11D2C
-		together := 0
-		for _, m := range f.QMerges {
-			if m.Real != trace.NoTime && m.Pred != trace.NoTime && m.dueTogether() {
-				together++
-			}
-		}
-		okQ := together == len(f.QMerges)
-		all := okR && okF && okC && okS && okP && okT && okD && okQ
+		c := checkIssue11(f)
+		okR, okF, okC, okS, okP, okT, okD, okQ := c.okR, c.okF, c.okC, c.okS, c.okP, c.okT, c.okD, c.okQ
+		wc, ws, hasCg, wp, small, hasP, hasSmall, together := c.wc, c.ws, c.hasCg, c.wp, c.small, c.hasP, c.hasSmall, c.together
+		all := c.all()
 		if all {
 			pass++
 		}
