@@ -185,6 +185,15 @@ type Queue struct {
 	// (Workload.WriteCache, Workload.FUA) for both it and FUA.
 	WriteCache WriteCache
 	FUA        bool // queue/fua: the device honours REQ_FUA itself
+	// WBTLat is queue/wbt_lat_usec, the writeback throttle's latency
+	// target (wbt.go): 0 takes the kernel's default for the queue
+	// (wbt_default_latency_nsec: 2 ms non-rotational, 75 ms rotational),
+	// negative turns the throttle off. A scheduler that disables it
+	// (WritebackThrottleDisabler: BFQ, CFQ) turns it off whatever this says.
+	WBTLat trace.Time
+	// QueueDepth is blk_queue_depth, the tag set's depth (a capture's
+	// hw_queue_depth), which the writeback throttle scales from; 0: Depth.
+	QueueDepth int
 }
 
 // Device is a device timing model.

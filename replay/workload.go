@@ -94,6 +94,9 @@ type Record struct {
 	// Workload), afterDelay the time from that completion to this Q.
 	after      *Record
 	afterDelay trace.Time
+	// wbtTracked: the bio (a part of one) got the writeback throttle's
+	// token (wbt.go); its request carries it.
+	wbtTracked bool
 }
 
 // End returns the first sector after the bio.

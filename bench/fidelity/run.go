@@ -232,7 +232,7 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	cfg := replay.Config{
 		NewScheduler: newSched,
 		Device:       l.dm.NewDevice(seed),
-		Queue:        replay.Queue{Rotational: s.Rotational},
+		Queue:        s.Queue,
 		Mode:         replay.Closed,
 	}
 	if s.Timed {

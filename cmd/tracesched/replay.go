@@ -209,7 +209,7 @@ func parseWeights(ws []string, known map[uint64]string) (map[uint64]int, error) 
 
 // queueAttrs are the --set names under queue/ that the engine models; the
 // rest are the scheduler's tunables (queue/iosched/).
-var queueAttrs = map[string]bool{"rotational": true, "nr_requests": true, "max_sectors_kb": true, "max_segments": true, "queue_depth": true}
+var queueAttrs = map[string]bool{"rotational": true, "nr_requests": true, "max_sectors_kb": true, "max_segments": true, "queue_depth": true, "wbt_lat_usec": true}
 
 // ioschedSets returns the --set names that are not queue attributes: what
 // the scheduler model takes.
@@ -263,6 +263,16 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 			return q, usagef("invalid --set queue_depth=%s: want a whole number from 1 to %d (BLK_MQ_MAX_DEPTH)", v, maxQueueDepth)
 		}
 		q.Depth = n
+	}
+	if v, ok := sets["wbt_lat_usec"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > 1<<40 {
+			return q, usagef("invalid --set wbt_lat_usec=%s: want a whole number of microseconds (0: writeback throttling off)", v)
+		}
+		q.WBTLat = trace.Time(n) * 1000
+		if n == 0 {
+			q.WBTLat = -1
+		}
 	}
 	return q, nil
 }
@@ -344,6 +354,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	q, err := queueFor(sets, w.Dev)
 	if err != nil {
 		return err
+	}
+	if mctx != nil && mctx.dev != nil && mctx.dev.HWQueueDepth != nil {
+		q.QueueDepth = *mctx.dev.HWQueueDepth // what the writeback throttle scales from
 	}
 	kernel := opts.kernel
 	if kernel == "" {

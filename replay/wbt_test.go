@@ -1,0 +1,98 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/tracesched/tracesched/trace"
+)
+
+// TestWBTLimits: rq_depth_calc_max_depth and calc_wb_limits
+// (block/blk-rq-qos.c, block/blk-wbt.c) for a tag set of 128, computed by
+// hand. Step 0: max_depth = min(RWB_DEF_DEPTH 16, 128) = 16, wb_normal
+// (16+1)/2 = 8, wb_background (16+3)/4 = 4. Scaling up: depth = 1 +
+// ((16-1) << -step) = 31, 61, then 121 > 3*128/4 = 96, so 96 and
+// scaled_max; wb_background 8, 16, 24. A fourth scale_up does nothing.
+// Scaling down from 0: 1 + (15 >> 1) = 8 (normal 4, background 2), 1 +
+// (15 >> 2) = 4 (2, 1), 2 (max_depth <= 2: normal 2, background 1), 1,
+// and then no further. A hard throttle from a negative step goes to 0.
+// The window at step 1 is (100 ms << 4) / int_sqrt(2 << 8) = 1600 ms /
+// 22 = 72.727272 ms.
+func TestWBTLimits(t *testing.T) {
+	w := newWBT(Queue{QueueDepth: 128, WBTLat: 2_000_000, WriteCache: WriteBack}, nil)
+	check := func(step, maxDepth, normal, bg int) {
+		t.Helper()
+		if w.scaleStep != step || w.maxDepth != maxDepth || w.normal != normal || w.bg != bg {
+			t.Errorf("step %d max_depth %d wb_normal %d wb_background %d, want %d %d %d %d",
+				w.scaleStep, w.maxDepth, w.normal, w.bg, step, maxDepth, normal, bg)
+		}
+	}
+	check(0, 16, 8, 4)
+	for _, want := range [][4]int{{-1, 31, 16, 8}, {-2, 61, 31, 16}, {-3, 96, 48, 24}} {
+		if !w.scaleUp() {
+			t.Fatalf("scale_up to step %d refused", want[0])
+		}
+		check(want[0], want[1], want[2], want[3])
+	}
+	if w.scaleUp() {
+		t.Error("scale_up past scaled_max")
+	}
+	check(-3, 96, 48, 24)
+	w.scaleDown(true)
+	check(0, 16, 8, 4)
+	for _, want := range [][4]int{{1, 8, 4, 2}, {2, 4, 2, 1}, {3, 2, 2, 1}, {4, 1, 1, 1}, {4, 1, 1, 1}} {
+		w.scaleDown(false)
+		check(want[0], want[1], want[2], want[3])
+	}
+	w.scaleStep = 1
+	if got, want := w.window(), trace.Time(72_727_272); got != want {
+		t.Errorf("window at step 1: %d ns, want %d", got, want)
+	}
+	if got := isqrt(512); got != 22 {
+		t.Errorf("int_sqrt(512) = %d, want 22", got)
+	}
+}
+
+// TestWBTOff: BFQ and CFQ turn the throttle off, as does wbt_lat_usec 0;
+// the default target is wbt_default_latency_nsec's.
+func TestWBTOff(t *testing.T) {
+	if newWBT(Queue{WBTLat: -1}, nil) != nil {
+		t.Error("wbt_lat_usec 0: throttle on")
+	}
+	if newWBT(Queue{}, disabler{}) != nil {
+		t.Error("a scheduler that disables wbt: throttle on")
+	}
+	if w := newWBT(Queue{Rotational: true}, nil); w == nil || w.minLat != 75_000_000 {
+		t.Errorf("rotational default: %+v, want a 75 ms target", w)
+	}
+	if w := newWBT(Queue{}, nil); w == nil || w.minLat != 2_000_000 {
+		t.Errorf("non-rotational default: %+v, want a 2 ms target", w)
+	}
+}
+
+type disabler struct{ Scheduler }
+
+func (disabler) DisablesWBT() bool { return true }
+
+// TestWBTTracks: wbt_should_throttle less what a trace cannot tell (see
+// wbt): asynchronous writes and discards, not reads, sync writes, FUA or
+// flushes.
+func TestWBTTracks(t *testing.T) {
+	w := newWBT(Queue{}, nil)
+	for _, c := range []struct {
+		cat  trace.Category
+		want bool
+	}{
+		{trace.CatWrite, true},
+		{trace.CatWrite | trace.CatMeta, true},
+		{trace.CatDiscard, true},
+		{trace.CatRead, false},
+		{trace.CatRead | trace.CatAhead, false},
+		{trace.CatWrite | trace.CatSync, false},
+		{trace.CatWrite | trace.CatFUA, false},
+		{trace.CatWrite | trace.CatFlush, false},
+	} {
+		if got := w.tracks(&Record{Cat: c.cat, Bytes: 4096}); got != c.want {
+			t.Errorf("%s: tracked %v, want %v", c.cat.RWBS(4096), got, c.want)
+		}
+	}
+}
