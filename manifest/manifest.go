@@ -109,9 +109,6 @@ type Device struct {
 	// HWQueueDepth is the hardware queue's tag depth (mq/0/nr_tags, or the
 	// loop module's hw_queue_depth in the rig's manifests).
 	HWQueueDepth *int `json:"hw_queue_depth,omitempty"`
-	// WBTLatUsec is queue/wbt_lat_usec: the writeback throttle's latency
-	// target, microseconds; 0 while a scheduler that disables it (BFQ) runs.
-	WBTLatUsec *int `json:"wbt_lat_usec,omitempty"`
 	// Queue holds every readable queue/ attribute (not iosched/) as text.
 	Queue map[string]string `json:"queue,omitempty"`
 	// Iosched holds queue/iosched/ of this device (Manifest.IoschedTunables

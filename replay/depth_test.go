@@ -37,7 +37,7 @@ func TestLimitDepthSleeps(t *testing.T) {
 	res, err := replay.Run(w, replay.Config{NewScheduler: func(h replay.Host) (replay.Scheduler, error) {
 		s, err := newRefusing(h)
 		return limited{s.(refusing)}, err
-	}, Device: &fixedDevice{lat: 1_000_000}, Queue: replay.Queue{Depth: 8, NrRequests: 64, WBTLat: -1}, Mode: replay.Open}, // the depth limit alone: writeback throttling off
+	}, Device: &fixedDevice{lat: 1_000_000}, Queue: replay.Queue{Depth: 8, NrRequests: 64}, Mode: replay.Open},
 		func(e *trace.Event) error {
 			if e.PID == 20 && e.Action == trace.ActionQueue {
 				readQ = e.Time

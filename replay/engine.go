@@ -283,7 +283,9 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	e.nb, _ = s.(Neighbours)
 	e.rqOK, _ = s.(RequestMergeAllower)
 	e.limiter, _ = s.(DepthLimiter)
-	e.wbt = newWBT(e.q, s)
+	if e.wbt = newWBT(e.q, s); e.wbt != nil {
+		e.wbt.warm(w.WBTWarm)
+	}
 	return e, nil
 }
 
@@ -736,6 +738,9 @@ func (e *Engine) submitBio(p *proc, r *Record) {
 	if !r.noMerge && e.merge(p, r) {
 		e.submitted(p, r)
 		return
+	}
+	if e.wbt != nil && !r.Cat.IsWrite() && r.Cat&trace.CatFlush == 0 {
+		e.wbt.lastRead = e.now // wbt_wait of a read: last_issue
 	}
 	if e.wbt != nil && e.wbt.tracks(r) && !e.wbtWait(r) {
 		// Over the writeback throttle's limit (rq_qos_throttle): the

@@ -186,9 +186,9 @@ type Queue struct {
 	WriteCache WriteCache
 	FUA        bool // queue/fua: the device honours REQ_FUA itself
 	// WBTLat is queue/wbt_lat_usec, the writeback throttle's latency
-	// target (wbt.go): 0 takes the kernel's default for the queue
-	// (wbt_default_latency_nsec: 2 ms non-rotational, 75 ms rotational),
-	// negative turns the throttle off. A scheduler that disables it
+	// target (wbt.go); 0 (the default) leaves the throttle out of the
+	// replay: a capture's asynchronous writes then go to their requests as
+	// they arrive. A scheduler that disables the throttle
 	// (WritebackThrottleDisabler: BFQ, CFQ) turns it off whatever this says.
 	WBTLat trace.Time
 	// QueueDepth is blk_queue_depth, the tag set's depth (a capture's

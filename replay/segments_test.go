@@ -22,7 +22,7 @@ func issued(t *testing.T, recs []replay.Record) []trace.Event {
 	}
 	var ds []trace.Event
 	_, err = replay.Run(w, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 1_000_000}, Mode: replay.Open,
-		Queue: replay.Queue{Depth: 64, WBTLat: -1}}, func(e *trace.Event) error { // the plug alone: writeback throttling off
+		Queue: replay.Queue{Depth: 64}}, func(e *trace.Event) error {
 		if e.Action == trace.ActionIssue {
 			ds = append(ds, *e)
 		}

@@ -17,8 +17,6 @@ const (
 	wbtWindow         = trace.Time(100 * 1000_000) // RWB_WINDOW_NSEC
 	wbtMinWriteSample = 3                          // RWB_MIN_WRITE_SAMPLES
 	wbtUnknownBump    = 5                          // RWB_UNKNOWN_BUMP
-	wbtLatNonRot      = trace.Time(2 * 1000_000)   // wbt_default_latency_nsec, non-rotational
-	wbtLatRot         = trace.Time(75 * 1000_000)  // wbt_default_latency_nsec, rotational
 )
 
 // wbt is blk-wbt (block/blk-wbt.c, block/blk-rq-qos.c, Linux 6.18) as the
@@ -78,6 +76,7 @@ type wbt struct {
 	readMin    trace.Time
 	syncIssue  trace.Time // rwb->sync_issue, NoTime when unset
 	syncCookie *Request   // rwb->sync_cookie
+	lastRead   trace.Time // the later of last_issue and last_comp (reads), NoTime when none
 }
 
 // newWBT returns the throttle for queue q, nil when it is off.
@@ -86,30 +85,51 @@ func newWBT(q Queue, sched Scheduler) *wbt {
 		return nil
 	}
 	lat := q.WBTLat
-	switch {
-	case lat < 0:
+	if lat <= 0 {
 		return nil
-	case lat == 0 && q.Rotational:
-		lat = wbtLatRot
-	case lat == 0:
-		lat = wbtLatNonRot
 	}
 	depth := q.QueueDepth
 	if depth <= 0 {
 		depth = q.Depth
 	}
-	w := &wbt{minLat: lat, wc: q.WriteCache != WriteThrough, queueDepth: max(depth, 1), syncIssue: trace.NoTime}
+	w := &wbt{minLat: lat, wc: q.WriteCache != WriteThrough, queueDepth: max(depth, 1), syncIssue: trace.NoTime, lastRead: trace.NoTime}
 	w.calcMaxDepth()
 	w.calcLimits()
 	return w
 }
 
+// wbtCloseIO is HZ/10 of close_io, as time.
+const wbtCloseIO = trace.Time(100 * 1000_000)
+
+// limit is get_limit for r at now (see wbt).
+func (w *wbt) limit(r *Record, now trace.Time) int {
+	if r.Cat&trace.CatDiscard != 0 || w.lastRead.Valid() && now-w.lastRead < wbtCloseIO {
+		return w.bg
+	}
+	return w.normal
+}
+
 // tracks reports whether wbt throttles r (see wbt).
-func (w *wbt) tracks(r *Record) bool {
-	if r.Cat&trace.CatDiscard != 0 {
+func (w *wbt) tracks(r *Record) bool { return wbtAsync(r.Cat, r.Bytes) }
+
+// wbtAsync reports whether a bio or request of category cat and bytes is
+// one the model's throttle tracks: a discard, or a write without
+// REQ_SYNC, FUA or PREFLUSH (see wbt).
+func wbtAsync(cat trace.Category, bytes uint32) bool {
+	if cat&trace.CatDiscard != 0 {
 		return true
 	}
-	return r.Cat.IsWrite() && r.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) == 0 && r.Bytes > 0
+	return cat.IsWrite() && cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) == 0 && bytes > 0
+}
+
+// warm starts the throttle as the capture shows it began: scaled up until
+// wb_background lets warm asynchronous writes in flight at once (the most
+// the capture had within 100 ms of its first; Workload.WBTWarm). A
+// capture that began with the limits scaled down shows only that it had
+// few writes, which step 0 allows too: the model starts there.
+func (w *wbt) warm(n int) {
+	for w.bg < n && w.scaleUp() {
+	}
 }
 
 // calcMaxDepth is rq_depth_calc_max_depth; it reports whether the depth
@@ -250,11 +270,7 @@ func (e *Engine) wbtTimer(gen uint64) {
 	}
 	w.timerArmed = false
 	wake := false
-	v := w.verdict(e.now)
-	if debugWBT {
-		println("wbt", e.now.Seconds(), "verdict", v, "step", w.scaleStep, "reads", w.reads, "writes", w.writes, "readmin", int64(w.readMin), "inflight", w.inflight, "bg", w.bg, "sleepers", len(w.sleepers)-w.sleepHead)
-	}
-	switch v {
+	switch w.verdict(e.now) {
 	case latExceeded:
 		w.scaleDown(true)
 	case latOK, latUnknownWrites:
@@ -284,7 +300,7 @@ func (e *Engine) wbtTimer(gen uint64) {
 // behind the earlier sleepers.
 func (e *Engine) wbtWait(r *Record) bool {
 	w := e.wbt
-	ok := w.sleepHead == len(w.sleepers) && w.inflight < w.bg
+	ok := w.sleepHead == len(w.sleepers) && w.inflight < w.limit(r, e.now)
 	if ok {
 		w.inflight++
 		r.wbtTracked = true
@@ -319,7 +335,7 @@ func (e *Engine) wbtDone() {
 // request.
 func (e *Engine) wbtWake() {
 	w := e.wbt
-	for w.sleepHead < len(w.sleepers) && w.inflight < w.bg {
+	for w.sleepHead < len(w.sleepers) && w.inflight < w.limit(w.sleepers[w.sleepHead], e.now) {
 		r := w.sleepers[w.sleepHead]
 		w.sleepers[w.sleepHead] = nil
 		w.sleepHead++
@@ -340,6 +356,9 @@ func (e *Engine) wbtComplete(rq *Request) {
 	w := e.wbt
 	if w.syncCookie == rq {
 		w.syncCookie, w.syncIssue = nil, trace.NoTime
+	}
+	if !rq.eng.flushRq && !rq.Cat.IsWrite() {
+		w.lastRead = e.now // last_comp
 	}
 	if !w.timerArmed || !rq.Issued.Valid() || rq.eng.flushRq {
 		return
@@ -364,5 +383,3 @@ func (e *Engine) wbtIssue(rq *Request) {
 		w.syncCookie, w.syncIssue = rq, e.now
 	}
 }
-
-var debugWBT = false

@@ -62,7 +62,7 @@ func TestWBTFlusherCapture(t *testing.T) {
 	if peak != 24 {
 		t.Errorf("writes on the device at once: %d, want 24 (the capture's; wb_background at max_depth 96)", peak)
 	}
-	q.WBTLat = -1
+	q.WBTLat = 0
 	if early, _ := writesInFlight(t, dir, q, firstWindowEnd); early <= 4 {
 		t.Errorf("without writeback throttling: %d writes at once before %v, want more than 4", early, firstWindowEnd)
 	}

@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"path/filepath"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/shared"
+	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/trace"
 )
 
@@ -52,20 +55,17 @@ func TestWBTLimits(t *testing.T) {
 	}
 }
 
-// TestWBTOff: BFQ and CFQ turn the throttle off, as does wbt_lat_usec 0;
-// the default target is wbt_default_latency_nsec's.
+// TestWBTOff: off unless a target is given (queue/wbt_lat_usec), and
+// off under a scheduler that disables it (BFQ, CFQ) whatever the target.
 func TestWBTOff(t *testing.T) {
-	if newWBT(Queue{WBTLat: -1}, nil) != nil {
-		t.Error("wbt_lat_usec 0: throttle on")
+	if newWBT(Queue{}, nil) != nil {
+		t.Error("no target: throttle on")
 	}
-	if newWBT(Queue{}, disabler{}) != nil {
+	if newWBT(Queue{WBTLat: 2_000_000}, disabler{}) != nil {
 		t.Error("a scheduler that disables wbt: throttle on")
 	}
-	if w := newWBT(Queue{Rotational: true}, nil); w == nil || w.minLat != 75_000_000 {
-		t.Errorf("rotational default: %+v, want a 75 ms target", w)
-	}
-	if w := newWBT(Queue{}, nil); w == nil || w.minLat != 2_000_000 {
-		t.Errorf("non-rotational default: %+v, want a 2 ms target", w)
+	if w := newWBT(Queue{WBTLat: 2_000_000}, nil); w == nil || w.minLat != 2_000_000 {
+		t.Errorf("wbt_lat_usec 2000: %+v, want a 2 ms target", w)
 	}
 }
 
@@ -94,5 +94,56 @@ func TestWBTTracks(t *testing.T) {
 		if got := w.tracks(&Record{Cat: c.cat, Bytes: 4096}); got != c.want {
 			t.Errorf("%s: tracked %v, want %v", c.cat.RWBS(4096), got, c.want)
 		}
+	}
+}
+
+// TestWBTWarm: a capture that began with 16 asynchronous writes on the
+// device at once (fs-mqdl-wbpressure, recorded mid-writeback) starts the
+// throttle at step -2, the first whose wb_background ((61+3)/4 = 16)
+// lets 16 in; 4 or fewer leave it at step 0; more than step -3's 24
+// stop at -3 (scaled_max).
+func TestWBTWarm(t *testing.T) {
+	for _, c := range []struct{ n, step, bg int }{{0, 0, 4}, {4, 0, 4}, {5, -1, 8}, {16, -2, 16}, {17, -3, 24}, {40, -3, 24}} {
+		w := newWBT(Queue{QueueDepth: 128, WBTLat: 2_000_000}, nil)
+		w.warm(c.n)
+		if w.scaleStep != c.step || w.bg != c.bg {
+			t.Errorf("warm(%d): step %d wb_background %d, want %d %d", c.n, w.scaleStep, w.bg, c.step, c.bg)
+		}
+	}
+}
+
+// TestWBTLimitCloseIO: get_limit gives a write wb_background while a read
+// was submitted or completed within HZ/10 (close_io), else wb_normal; a
+// discard always wb_background.
+func TestWBTLimitCloseIO(t *testing.T) {
+	w := newWBT(Queue{QueueDepth: 128, WBTLat: 2_000_000}, nil)
+	wr, disc := &Record{Cat: trace.CatWrite, Bytes: 4096}, &Record{Cat: trace.CatDiscard, Bytes: 4096}
+	if got := w.limit(wr, 5e9); got != 8 {
+		t.Errorf("no read yet: limit %d, want wb_normal 8", got)
+	}
+	w.lastRead = 5e9
+	if got := w.limit(wr, 5e9+99e6); got != 4 {
+		t.Errorf("a read 99 ms ago: limit %d, want wb_background 4", got)
+	}
+	if got := w.limit(wr, 5e9+100e6); got != 8 {
+		t.Errorf("a read 100 ms ago: limit %d, want wb_normal 8", got)
+	}
+	if got := w.limit(disc, 9e9); got != 4 {
+		t.Errorf("discard: limit %d, want wb_background 4", got)
+	}
+}
+
+// TestWBTWarmCapture: fs-mqdl-writeback's flusher had at most 4
+// requests on the device in the 100 ms after its first (0.3212 s): the
+// capture began with the throttle at step 0.
+func TestWBTWarmCapture(t *testing.T) {
+	dir := shared.Path(t, "captures", "recorded-fs", "fs-mqdl-writeback")
+	base := filepath.Join(dir, "fs-mqdl-writeback")
+	w, err := NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.WBTWarm != 4 {
+		t.Errorf("WBTWarm %d, want 4", w.WBTWarm)
 	}
 }

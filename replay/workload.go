@@ -379,6 +379,11 @@ type Workload struct {
 	// SubmitGaps counts the gaps measured.
 	SubmitGap  trace.Time
 	SubmitGaps int
+	// WBTWarm is the most asynchronous writes (the writes the writeback
+	// throttle tracks, wbt.go) on the device at once within 100 ms of the
+	// capture's first: the throttle's state when tracing began, which the
+	// replay's starts from (0: none).
+	WBTWarm int
 
 	Processes []ProcessStats // as captured, by PID
 	Cgroups   []CgroupStats  // as captured, by id

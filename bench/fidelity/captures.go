@@ -48,6 +48,7 @@ type manifest struct {
 	HostLoad struct {
 		Loadavg map[string]string `json:"loadavg"`
 	} `json:"host_load"`
+	wbt bool // -wbt: queue takes wbt_lat_usec
 }
 
 // loadBefore returns the 1-minute load average right before tracing, as
@@ -97,12 +98,12 @@ func (m *manifest) requested() map[string]string {
 }
 
 // rotational returns device.rotational (true when the manifest does not say).
-// queue returns the queue the manifest describes, as `tracesched replay`
-// takes it: the writeback throttle's target when the manifest's is set
-// (BFQ shows 0, having turned it off) and the tag set's depth.
+// queue returns the queue the manifest describes: the tag set's depth
+// and, with -wbt, the writeback throttle's target when the manifest's is
+// set (BFQ shows 0, having turned it off).
 func (m *manifest) queue() replay.Queue {
 	q := replay.Queue{Rotational: m.rotational()}
-	if l := m.Device.WBTLatUsec; l != nil && *l > 0 {
+	if l := m.Device.WBTLatUsec; m.wbt && l != nil && *l > 0 {
 		q.WBTLat = trace.Time(*l) * 1000
 	}
 	if d := m.Device.HWQueueDepth; d != nil {

@@ -4,7 +4,7 @@
 // the diff to docs/fidelity.md; it also replays the recorded captures
 // through CFQ and writes what CFQ would have done to docs/cfq-whatif.md.
 //
-//	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-no-cfq] [-captures DIR]...
+//	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-no-cfq] [-wbt] [-captures DIR]...
 //
 // The captures are those of ../shared/captures/recorded, recorded-fs and
 // small ($TRACESCHED_SHARED instead of ../shared when
@@ -45,6 +45,7 @@ func main() {
 	out := flag.String("o", "", "write the docs to `DIR` (fidelity.md and cfq-whatif.md), or fidelity.md to FILE.md and cfq-whatif.md beside it (default: docs/ of the module)")
 	seed := flag.Uint64("seed", 1, "seed of the device models' random draws")
 	noCFQ := flag.Bool("no-cfq", false, "skip the CFQ what-if replays and do not write cfq-whatif.md")
+	wbt := flag.Bool("wbt", false, "model the writeback throttle (replay.Queue.WBTLat) where the manifest gives wbt_lat_usec, as `tracesched replay --set wbt_lat_usec=N` does")
 	var extra dirList
 	flag.Var(&extra, "captures", "also replay the captures of `DIR` (one subdirectory per capture, recorded with ../shared/rig, e.g. by bench/fidelity/record-fs.sh), in a section of their own; repeatable")
 	flag.Usage = func() {
@@ -56,7 +57,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := mainErr(*only, *out, *seed, !*noCFQ, extra); err != nil {
+	if err := mainErr(*only, *out, *seed, !*noCFQ, *wbt, extra); err != nil {
 		fmt.Fprintf(os.Stderr, "fidelity: %v\n", err)
 		os.Exit(1)
 	}
@@ -75,7 +76,7 @@ func (d *dirList) Set(v string) error {
 	return nil
 }
 
-func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) error {
+func mainErr(only, out string, seed uint64, withCFQ, wbt bool, extraDirs []string) error {
 	root := shared.Root()
 	dir := shared.Dir()
 	if dir == "" {
@@ -104,6 +105,9 @@ func mainErr(only, out string, seed uint64, withCFQ bool, extraDirs []string) er
 	caps, err := selectCaptures(all, only)
 	if err != nil {
 		return err
+	}
+	for _, c := range caps {
+		c.Man.wbt = wbt
 	}
 	fidPath, cfqPath, err := outputs(out, root)
 	if err != nil {

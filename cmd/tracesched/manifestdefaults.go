@@ -161,16 +161,6 @@ func (c *captureContext) replaySets(model schedModel, explicit map[string]string
 			take(k, attrs[k])
 		}
 	}
-	// The writeback throttle's target: a property of the device that the
-	// kernel keeps while BFQ has it off (sysfs then reads 0, which is not
-	// taken: a what-if to another scheduler gets the kernel's default).
-	lat := num(c.dev.WBTLatUsec)
-	if lat == "" && q != nil {
-		lat = q["wbt_lat_usec"]
-	}
-	if n, err := strconv.Atoi(lat); err == nil && n > 0 {
-		take("wbt_lat_usec", lat)
-	}
 	if model.name != c.m.Scheduler {
 		if c.m.Scheduler != "" {
 			notes = append(notes, fmt.Sprintf("the capture ran under %s: its tunables are not applied to the %s model", c.m.Scheduler, model.name))

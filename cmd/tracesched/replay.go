@@ -74,7 +74,8 @@ validating.
 
 Settings: --set takes queue attributes as sysfs names them, under queue/iosched/ (the
 scheduler's tunables: slice_idle_us=2000, low_latency=0) or queue/ (rotational=0,
-nr_requests=64, max_sectors_kb=512, max_segments=128). A capture does not record whether the device was
+nr_requests=64, max_sectors_kb=512, max_segments=128, wbt_lat_usec=2000: writeback throttling
+of asynchronous writes modelled, off unless given). A capture does not record whether the device was
 rotational: the default is rotational, as the kernel reports SCSI, virtio and loop
 devices, except for NVMe devices (major 259); say rotational=0 for flash behind
 another driver. --weight takes a cgroup by numeric id (as the capture records it) or
@@ -270,9 +271,6 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 			return q, usagef("invalid --set wbt_lat_usec=%s: want a whole number of microseconds (0: writeback throttling off)", v)
 		}
 		q.WBTLat = trace.Time(n) * 1000
-		if n == 0 {
-			q.WBTLat = -1
-		}
 	}
 	return q, nil
 }
