@@ -184,3 +184,29 @@ func latenciesExcept(s *Side, skip map[rqKey]bool) (q2c, d2c []float64, skipped 
 	}
 	return q2c, d2c, skipped
 }
+
+// unfinishedBios returns s's completed bios whose counterpart on other
+// (the same process and index) was queued and never completed there, by
+// index on s; nil when there are none. The span bandwidths leave them out
+// on s, as the latencies leave out such requests: a capture that ends with
+// a process's bios in flight has no bytes of them, and the replay's, which
+// completes them after its own, would be set against nothing
+// (fs-bfq-writeback: the flusher's last bios, whose 1.25 MiB parts the
+// capture's last 50 ms dispatched).
+func unfinishedBios(s, other *Side) map[int]bool {
+	var out map[int]bool
+	for i := range other.NumBios() {
+		if other.bioDone(i).Valid() || !other.bioQueue(i).Valid() {
+			continue
+		}
+		j := s.Bio(other.bioPID(i), other.bioIndex(i))
+		if j < 0 || !s.bioDone(j).Valid() {
+			continue
+		}
+		if out == nil {
+			out = map[int]bool{}
+		}
+		out[j] = true
+	}
+	return out
+}

@@ -103,3 +103,34 @@ func TestUnfinishedWriteback(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanBandwidthUnfinished: process 7 reads 10 x 4 KiB, one every ms
+// from 0, each done 1 ms after its queue; the capture ended before its
+// last read completed, which the prediction completed in 50 ms. Over the
+// bios both sides completed, each side has 9 x 4096 bytes from 0 to 9 ms:
+// 36864 / 2^20 / 0.009 = 3.90625 MiB/s, the process's and its cgroup's
+// span bandwidth on both sides. Counted, the prediction's last read
+// would have made it 40960 bytes over 59 ms (0.662 MiB/s).
+func TestSpanBandwidthUnfinished(t *testing.T) {
+	real := latencySide(10, func(i int) trace.Time {
+		if i == 9 {
+			return trace.NoTime
+		}
+		return 1e6
+	})
+	pred := latencySide(10, func(i int) trace.Time {
+		if i == 9 {
+			return 50e6
+		}
+		return 1e6
+	})
+	const want = 36864.0 / (1 << 20) / 0.009
+	res := Compare(real, pred, Options{})
+	procs, cgs := res.Processes, res.Cgroups
+	if len(procs) != 1 || math.Abs(procs[0].RealMiBpsSpan-want) > 1e-9 || math.Abs(procs[0].PredMiBpsSpan-want) > 1e-9 {
+		t.Errorf("processes %+v, want one at %.5f MiB/s on both sides", procs, want)
+	}
+	if len(cgs) != 1 || math.Abs(cgs[0].RealMiBpsSpan-want) > 1e-9 || math.Abs(cgs[0].PredMiBpsSpan-want) > 1e-9 {
+		t.Errorf("cgroups %+v, want one at %.5f MiB/s on both sides", cgs, want)
+	}
+}
