@@ -51,6 +51,7 @@ type collectDev struct {
 	asyncInflight int
 	asyncFirst    trace.Time
 	asyncWarm     int
+	asyncPeak     int // the most at once over the capture
 	maxSect       uint32
 	bios          int
 	stats         *statsBuilder
@@ -413,6 +414,7 @@ func (c *Collector) Before(e *trace.Event) {
 			if e.Time < s.asyncFirst+wbtWindow {
 				s.asyncWarm = max(s.asyncWarm, s.asyncInflight)
 			}
+			s.asyncPeak = max(s.asyncPeak, s.asyncInflight)
 		}
 	case trace.ActionComplete:
 		s := c.dev(e.Dev)
@@ -695,7 +697,7 @@ func (c *Collector) Workload() (*Workload, error) {
 		}
 	}
 	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: perPID,
-		SubmitGap: s.gaps.median(), SubmitGaps: s.gaps.n, WBTWarm: s.asyncWarm}
+		SubmitGap: s.gaps.median(), SubmitGaps: s.gaps.n, WBTWarm: s.asyncWarm, WBTPeak: s.asyncPeak}
 	switch {
 	case s.flushD > 0:
 		w.WriteCache = WriteBack

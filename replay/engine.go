@@ -285,6 +285,7 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	e.limiter, _ = s.(DepthLimiter)
 	if e.wbt = newWBT(e.q, s); e.wbt != nil {
 		e.wbt.warm(w.WBTWarm)
+		e.wbt.peak(w.WBTPeak)
 	}
 	return e, nil
 }

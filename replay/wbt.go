@@ -33,8 +33,13 @@ const (
 // background and kupdate writeback, which carry REQ_BACKGROUND) and
 // discards, each at wb_background (get_limit; REQ_HIPRIO and kswapd are
 // never asynchronous writes). Sync writes are not tracked. A task's
-// recent sleep in balance_dirty_pages (wb_recent_wait) is not in a trace:
-// the model takes it as absent.
+// recent sleep in balance_dirty_pages (wb_recent_wait) is not in a trace
+// either; the model takes it as present throughout when the capture had
+// more asynchronous writes on the device at once than any wb_normal
+// allows (Workload.WBTPeak over (max_depth+1)/2 at the highest step:
+// fs-mqdl-untar's flusher had 53 where 48 is the most without it), else
+// as absent. With it a write's limit is max_depth and sleepers wake at
+// wb_normal also on a write-back cache.
 //
 // The limits scale as wb_timer_fn scales them: every window (100 ms, less
 // at a positive step) the completions' D2C are sampled per direction
@@ -77,6 +82,7 @@ type wbt struct {
 	syncIssue  trace.Time // rwb->sync_issue, NoTime when unset
 	syncCookie *Request   // rwb->sync_cookie
 	lastRead   trace.Time // the later of last_issue and last_comp (reads), NoTime when none
+	recentWait bool       // wb_recent_wait, taken as constant (see wbt)
 }
 
 // newWBT returns the throttle for queue q, nil when it is off.
@@ -103,6 +109,9 @@ const wbtCloseIO = trace.Time(100 * 1000_000)
 
 // limit is get_limit for r at now (see wbt).
 func (w *wbt) limit(r *Record, now trace.Time) int {
+	if r.Cat&trace.CatDiscard == 0 && w.recentWait {
+		return w.maxDepth
+	}
 	if r.Cat&trace.CatDiscard != 0 || w.lastRead.Valid() && now-w.lastRead < wbtCloseIO {
 		return w.bg
 	}
@@ -130,6 +139,15 @@ func wbtAsync(cat trace.Category, bytes uint32) bool {
 func (w *wbt) warm(n int) {
 	for w.bg < n && w.scaleUp() {
 	}
+}
+
+// peak takes the capture's most asynchronous writes in flight at once
+// (Workload.WBTPeak): over what wb_normal allows at the highest step
+// ((3/4 of the queue depth + 1)/2), a writer had waited in
+// balance_dirty_pages (see wbt).
+func (w *wbt) peak(n int) {
+	top := max(min(wbtDefDepth, w.queueDepth), 3*w.queueDepth/4)
+	w.recentWait = n > (top+1)/2
 }
 
 // calcMaxDepth is rq_depth_calc_max_depth; it reports whether the depth
@@ -217,7 +235,7 @@ func (w *wbt) verdict(now trace.Time) int {
 		return latExceeded
 	}
 	if w.reads < 1 || w.writes < wbtMinWriteSample {
-		if w.writes > 0 || w.inflight > 0 {
+		if w.writes > 0 || w.recentWait || w.inflight > 0 {
 			return latUnknownWrites
 		}
 		return latUnknown
@@ -319,7 +337,7 @@ func (e *Engine) wbtDone() {
 	w := e.wbt
 	w.inflight--
 	limit := w.normal
-	if w.wc {
+	if w.wc && !w.recentWait {
 		limit = 0
 	}
 	if w.inflight > 0 && w.inflight >= limit {

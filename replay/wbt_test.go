@@ -147,3 +147,28 @@ func TestWBTWarmCapture(t *testing.T) {
 		t.Errorf("WBTWarm %d, want 4", w.WBTWarm)
 	}
 }
+
+// TestWBTRecentWait: a capture with more asynchronous writes in flight
+// than any wb_normal lets in (tag set 128: max_depth at most 96, wb_normal
+// (96+1)/2 = 48) had a writer in balance_dirty_pages' recent wait: a
+// write's limit is then max_depth (16 at step 0), and a completion wakes
+// sleepers at wb_normal also on a write-back cache (wbt_rqw_done).
+func TestWBTRecentWait(t *testing.T) {
+	w := newWBT(Queue{QueueDepth: 128, WBTLat: 2_000_000, WriteCache: WriteBack}, nil)
+	w.peak(48)
+	if w.recentWait {
+		t.Error("peak 48: recent wait, want none (wb_normal 48 at step -3 lets 48 in)")
+	}
+	w.peak(53) // fs-mqdl-untar's flusher
+	if !w.recentWait {
+		t.Fatal("peak 53: no recent wait")
+	}
+	wr := &Record{Cat: trace.CatWrite, Bytes: 4096}
+	w.lastRead = 1e9
+	if got := w.limit(wr, 1e9); got != 16 {
+		t.Errorf("recent wait: limit %d, want max_depth 16", got)
+	}
+	if got := w.limit(&Record{Cat: trace.CatDiscard, Bytes: 4096}, 1e9); got != 4 {
+		t.Errorf("recent wait, discard: limit %d, want wb_background 4", got)
+	}
+}

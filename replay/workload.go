@@ -384,6 +384,10 @@ type Workload struct {
 	// capture's first: the throttle's state when tracing began, which the
 	// replay's starts from (0: none).
 	WBTWarm int
+	// WBTPeak is the most asynchronous writes on the device at once over
+	// the whole capture: more than the throttle's wb_normal at its highest
+	// step lets in says a writer had slept in balance_dirty_pages (wbt.go).
+	WBTPeak int
 
 	Processes []ProcessStats // as captured, by PID
 	Cgroups   []CgroupStats  // as captured, by id
