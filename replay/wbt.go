@@ -30,9 +30,13 @@ const (
 // writes carry REQ_SYNC|REQ_IDLE (JBD2_JOURNAL_REQ_FLAGS) and are not
 // throttled either. The model throttles what is certainly throttled: the
 // asynchronous writes (no REQ_SYNC, FUA or PREFLUSH: the flusher's
-// background and kupdate writeback, which carry REQ_BACKGROUND) and
-// discards, each at wb_background (get_limit; REQ_HIPRIO and kswapd are
-// never asynchronous writes). Sync writes are not tracked. A task's
+// writeback) and discards; sync writes are not tracked. get_limit: a
+// discard gets wb_background; a write wb_background while I/O is close (a
+// read submitted or completed within HZ/10, close_io), else wb_normal.
+// REQ_BACKGROUND (kupdate and background writeback, not the WB_SYNC_NONE
+// pass of sync(2)) would give wb_background always; a trace does not
+// record it and the model takes it as absent. REQ_HIPRIO and kswapd are
+// never asynchronous writes. A task's
 // recent sleep in balance_dirty_pages (wb_recent_wait) is not in a trace
 // either; the model takes it as present throughout when the capture had
 // more asynchronous writes on the device at once than any wb_normal
@@ -53,6 +57,12 @@ const (
 // (max_depth 96, three quarters of the tag set's 128) from 0.84 s, and 4
 // again at 0.95 s, after a window whose every read took more than 11 ms
 // (the target is 2 ms: hard throttle, step 0).
+//
+// The throttle starts as the capture shows it began (Workload.WBTWarm,
+// warm). It is off unless Queue.WBTLat is set: on by default it lost
+// fs-mqdl-wbpressure's bandwidth targets (its flusher at one write in
+// flight, as in the capture, where the device model serves a write 10 %
+// slower than the capture's device did).
 //
 // Waking (wbt_rqw_done): on a device with a write-back cache (QUEUE_FLAG_WC)
 // and no recent wait, sleepers are woken only once the tracked requests in
