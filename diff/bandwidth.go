@@ -123,7 +123,8 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 		return &acc{win: [2][]uint64{make([]uint64, nw), make([]uint64, nw)},
 			first: [2]int64{math.MaxInt64, math.MaxInt64}, last: [2]int64{math.MinInt64, math.MinInt64}}
 	}
-	streamed := real.stream.usable(win) && pred.stream.usable(win)
+	skip := [2]map[int]bool{unfinishedBios(real, pred), unfinishedBios(pred, real)}
+	streamed := real.stream.usable(win) && pred.stream.usable(win) && skip[0] == nil && skip[1] == nil
 	for side, s := range []*Side{real, pred} {
 		if !streamed {
 			break
@@ -150,7 +151,7 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 		}
 		for i := range s.NumBios() {
 			done := s.bioDone(i)
-			if !done.Valid() || done < 0 {
+			if !done.Valid() || done < 0 || skip[side][i] {
 				continue
 			}
 			cg := s.bioCgroup(i)

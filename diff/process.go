@@ -45,7 +45,8 @@ func compareProcesses(real, pred *Side, opts Options) ([]Process, contention) {
 		cgroup      uint64
 	}
 	procs := map[uint32]*acc{}
-	streamed := !real.stream.off && !pred.stream.off
+	skip := [2]map[int]bool{unfinishedBios(real, pred), unfinishedBios(pred, real)}
+	streamed := !real.stream.off && !pred.stream.off && skip[0] == nil && skip[1] == nil
 	for side, s := range []*Side{real, pred} {
 		if !streamed {
 			break
@@ -70,7 +71,7 @@ func compareProcesses(real, pred *Side, opts Options) ([]Process, contention) {
 		}
 		for i := range s.NumBios() {
 			done := s.bioDone(i)
-			if !done.Valid() || done < 0 {
+			if !done.Valid() || done < 0 || skip[side][i] {
 				continue
 			}
 			pid := s.bioPID(i)

@@ -46,11 +46,17 @@ type collectDev struct {
 	issues   int
 	inflight int
 	depth    int
-	maxSect  uint32
-	bios     int
-	stats    *statsBuilder
-	fifo     []*collectQ // Q events not yet released, in capture order
-	head     int
+	// The asynchronous writes on the device (wbt.go): in flight now, the
+	// first one's D, and the most at once within wbtWindow of it.
+	asyncInflight int
+	asyncFirst    trace.Time
+	asyncWarm     int
+	asyncPeak     int // the most at once over the capture
+	maxSect       uint32
+	bios          int
+	stats         *statsBuilder
+	fifo          []*collectQ // Q events not yet released, in capture order
+	head          int
 	// pids: each process's state on the device (collectPID), with a
 	// one-entry cache.
 	pids    map[uint32]*collectPID
@@ -236,7 +242,7 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	}
 	s := c.devs[d]
 	if s == nil {
-		s = &collectDev{dev: d, stats: newStatsBuilder(), pids: map[uint32]*collectPID{}}
+		s = &collectDev{dev: d, stats: newStatsBuilder(), pids: map[uint32]*collectPID{}, asyncFirst: trace.NoTime}
 		c.devs[d] = s
 		c.devList = append(c.devList, s)
 	}
@@ -401,10 +407,22 @@ func (c *Collector) Before(e *trace.Event) {
 		if e.Cat&trace.CatFUA != 0 {
 			s.fuaD++
 		}
+		if wbtAsync(e.Cat, e.Bytes) {
+			if s.asyncInflight++; !s.asyncFirst.Valid() {
+				s.asyncFirst = e.Time
+			}
+			if e.Time < s.asyncFirst+wbtWindow {
+				s.asyncWarm = max(s.asyncWarm, s.asyncInflight)
+			}
+			s.asyncPeak = max(s.asyncPeak, s.asyncInflight)
+		}
 	case trace.ActionComplete:
 		s := c.dev(e.Dev)
 		if s.inflight > 0 {
 			s.inflight--
+		}
+		if wbtAsync(e.Cat, e.Bytes) && s.asyncInflight > 0 {
+			s.asyncInflight--
 		}
 		if e.Bytes == 0 && e.Cat&trace.CatFlush == 0 {
 			c.flushFinal(s, e)
@@ -679,7 +697,7 @@ func (c *Collector) Workload() (*Workload, error) {
 		}
 	}
 	w := &Workload{Dev: best, Depth: s.depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: perPID,
-		SubmitGap: s.gaps.median(), SubmitGaps: s.gaps.n}
+		SubmitGap: s.gaps.median(), SubmitGaps: s.gaps.n, WBTWarm: s.asyncWarm, WBTPeak: s.asyncPeak}
 	switch {
 	case s.flushD > 0:
 		w.WriteCache = WriteBack

@@ -78,6 +78,7 @@ type Result struct {
 	FrontMerges   int   // bios merged at the front of a request (F)
 	RequestMerges int   // requests merged into other requests
 	Sleeps        int   // bios that waited for a free request (NrRequests)
+	WBTSleeps     int   // bios that waited for the writeback throttle (wbt.go)
 	Flushes       int   // flush requests the flush machinery issued (REQ_OP_FLUSH)
 	MaxInDriver   int   // most requests on the device at once
 	MaxWaiting    int   // most requests allocated and not on the device (plugged or in the scheduler)
@@ -130,6 +131,7 @@ type Engine struct {
 	nb      Neighbours // nil: neighbours from the engine's hash
 	rqOK    RequestMergeAllower
 	limiter DepthLimiter
+	wbt     *wbt // writeback throttling (wbt.go), nil when off
 	dev     Device
 	out     func(*trace.Event) error
 	elev    bool // the scheduler is an elevator (not none): I events, request merges
@@ -281,6 +283,10 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	e.nb, _ = s.(Neighbours)
 	e.rqOK, _ = s.(RequestMergeAllower)
 	e.limiter, _ = s.(DepthLimiter)
+	if e.wbt = newWBT(e.q, s); e.wbt != nil {
+		e.wbt.warm(w.WBTWarm)
+		e.wbt.peak(w.WBTPeak)
+	}
 	return e, nil
 }
 
@@ -338,6 +344,8 @@ func (e *Engine) Run() (Result, error) {
 				delete(e.timers, ev.id)
 				e.sched.Timer(e.now, ev.id)
 			}
+		case evWBT:
+			e.wbtTimer(ev.gen)
 		}
 		e.dispatch()
 	}
@@ -732,6 +740,24 @@ func (e *Engine) submitBio(p *proc, r *Record) {
 		e.submitted(p, r)
 		return
 	}
+	if e.wbt != nil && !r.Cat.IsWrite() && r.Cat&trace.CatFlush == 0 {
+		e.wbt.lastRead = e.now // wbt_wait of a read: last_issue
+	}
+	if e.wbt != nil && e.wbt.tracks(r) && !e.wbtWait(r) {
+		// Over the writeback throttle's limit (rq_qos_throttle): the
+		// process sleeps, which flushes its plug.
+		p.blocked = true
+		e.res.WBTSleeps++
+		if len(p.plug) > 0 {
+			e.flushPlug(p, true)
+		}
+		return
+	}
+	e.allocBio(p, r)
+}
+
+// allocBio allocates r's request, or puts r to sleep for one.
+func (e *Engine) allocBio(p *proc, r *Record) {
 	if e.allocated >= e.tagLimit(r) {
 		// No free request (or none within the scheduler's depth limit for
 		// it): the process sleeps, which flushes its plug.
@@ -1159,6 +1185,7 @@ func (e *Engine) newRequest(r *Record) *Request {
 	rq.Inserted, rq.Issued = trace.NoTime, trace.NoTime
 	rq.eng.recs = append(rq.eng.recs, r)
 	rq.eng.noMerge = r.noMerge
+	rq.eng.wbt, r.wbtTracked = r.wbtTracked, false
 	if w := e.allocated - e.inDriver; w > e.res.MaxWaiting {
 		e.res.MaxWaiting = w
 	}
@@ -1196,6 +1223,10 @@ func (e *Engine) freeRequest(rq *Request) {
 		}
 		r.proc.blocked = false
 		e.getRequest(r.proc, r)
+	}
+	if rq.eng.wbt && e.wbt != nil {
+		rq.eng.wbt = false
+		e.wbtDone()
 	}
 }
 
@@ -1250,6 +1281,9 @@ func (e *Engine) dispatch() {
 				break
 			}
 			rq.Issued = e.now
+			if e.wbt != nil {
+				e.wbtIssue(rq)
+			}
 			e.inDriver++
 			if e.inDriver > e.res.MaxInDriver {
 				e.res.MaxInDriver = e.inDriver
@@ -1269,6 +1303,9 @@ func (e *Engine) dispatch() {
 }
 
 func (e *Engine) complete(rq *Request) {
+	if e.wbt != nil {
+		e.wbtComplete(rq)
+	}
 	e.inDriver--
 	e.res.Requests++
 	e.dev.Done(e.now, rq)

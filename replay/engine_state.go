@@ -14,4 +14,5 @@ type engineState struct {
 	flushRq     bool      // a flush request the machinery made (REQ_OP_FLUSH)
 	noMerge     bool      // never merged (REQ_NOMERGE of a split's first part, RQF_FLUSH_SEQ, req_set_nomerge)
 	segs        int       // physical segments (nr_phys_segments): the sum of its bios' bioSegments
+	wbt         bool      // tracked by the writeback throttle (WBT_TRACKED): its freeing is wbt_done
 }

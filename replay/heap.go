@@ -11,6 +11,7 @@ const (
 	evComplete               // a request completes on the device
 	evTimer                  // a scheduler timer fires
 	evCPU                    // a CPU's submission ends (Config.Submit): id is the CPU
+	evWBT                    // the writeback throttle's stat window ends (wbt.go): gen is its generation
 )
 
 // simEvent is one entry of the engine's event queue.

@@ -185,6 +185,15 @@ type Queue struct {
 	// (Workload.WriteCache, Workload.FUA) for both it and FUA.
 	WriteCache WriteCache
 	FUA        bool // queue/fua: the device honours REQ_FUA itself
+	// WBTLat is queue/wbt_lat_usec, the writeback throttle's latency
+	// target (wbt.go); 0 (the default) leaves the throttle out of the
+	// replay: a capture's asynchronous writes then go to their requests as
+	// they arrive. A scheduler that disables the throttle
+	// (WritebackThrottleDisabler: BFQ, CFQ) turns it off whatever this says.
+	WBTLat trace.Time
+	// QueueDepth is blk_queue_depth, the tag set's depth (a capture's
+	// hw_queue_depth), which the writeback throttle scales from; 0: Depth.
+	QueueDepth int
 }
 
 // Device is a device timing model.

@@ -94,6 +94,9 @@ type Record struct {
 	// Workload), afterDelay the time from that completion to this Q.
 	after      *Record
 	afterDelay trace.Time
+	// wbtTracked: the bio (a part of one) got the writeback throttle's
+	// token (wbt.go); its request carries it.
+	wbtTracked bool
 }
 
 // End returns the first sector after the bio.
@@ -387,6 +390,15 @@ type Workload struct {
 	// SubmitGaps counts the gaps measured.
 	SubmitGap  trace.Time
 	SubmitGaps int
+	// WBTWarm is the most asynchronous writes (the writes the writeback
+	// throttle tracks, wbt.go) on the device at once within 100 ms of the
+	// capture's first: the throttle's state when tracing began, which the
+	// replay's starts from (0: none).
+	WBTWarm int
+	// WBTPeak is the most asynchronous writes on the device at once over
+	// the whole capture: more than the throttle's wb_normal at its highest
+	// step lets in says a writer had slept in balance_dirty_pages (wbt.go).
+	WBTPeak int
 
 	Processes []ProcessStats // as captured, by PID
 	Cgroups   []CgroupStats  // as captured, by id

@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/trace"
 )
 
 // capture is one capture of ../shared/captures/{recorded,recorded-fs,small}
@@ -28,8 +31,10 @@ type manifest struct {
 	IoschedTunables   map[string]any `json:"iosched_tunables"`
 	TunablesRequested []string       `json:"tunables_requested"`
 	Device            struct {
-		Rotational *int `json:"rotational"`
-		NrRequests int  `json:"nr_requests"`
+		Rotational   *int `json:"rotational"`
+		NrRequests   int  `json:"nr_requests"`
+		WBTLatUsec   *int `json:"wbt_lat_usec"`
+		HWQueueDepth *int `json:"hw_queue_depth"`
 	} `json:"device"`
 	Cgroups []struct {
 		ID     uint64 `json:"cgroup_id"`
@@ -43,6 +48,7 @@ type manifest struct {
 	HostLoad struct {
 		Loadavg map[string]string `json:"loadavg"`
 	} `json:"host_load"`
+	wbt bool // -wbt: queue takes wbt_lat_usec
 }
 
 // loadBefore returns the 1-minute load average right before tracing, as
@@ -92,6 +98,20 @@ func (m *manifest) requested() map[string]string {
 }
 
 // rotational returns device.rotational (true when the manifest does not say).
+// queue returns the queue the manifest describes: the tag set's depth
+// and, with -wbt, the writeback throttle's target when the manifest's is
+// set (BFQ shows 0, having turned it off).
+func (m *manifest) queue() replay.Queue {
+	q := replay.Queue{Rotational: m.rotational()}
+	if l := m.Device.WBTLatUsec; m.wbt && l != nil && *l > 0 {
+		q.WBTLat = trace.Time(*l) * 1000
+	}
+	if d := m.Device.HWQueueDepth; d != nil {
+		q.QueueDepth = *d
+	}
+	return q
+}
+
 func (m *manifest) rotational() bool {
 	return m.Device.Rotational == nil || *m.Device.Rotational != 0
 }
@@ -239,6 +259,7 @@ type spec struct {
 	Weights    map[uint64]int    // --weight, given to the model
 	Labels     map[uint64]int    // weights reported in the diff (the manifest's)
 	Rotational bool              // queue/rotational
+	Queue      replay.Queue      // the rest of the queue as the manifest gives it (writeback throttling)
 	Note       string            // why this model, when it is not the capture's scheduler
 	Timed      bool              // replay.WorkTimed: busy processes cycle until the capture's span has passed
 }
@@ -247,7 +268,7 @@ type spec struct {
 // manifest's weights (BFQ) and requested tunables.
 func ownSpec(c *capture) (spec, error) {
 	m := &c.Man
-	s := spec{Set: m.requested(), Labels: m.weights(), Rotational: m.rotational(), Weights: map[uint64]int{}}
+	s := spec{Set: m.requested(), Labels: m.weights(), Rotational: m.rotational(), Queue: m.queue(), Weights: map[uint64]int{}}
 	switch m.Scheduler {
 	case "bfq":
 		s.Model, s.Kernel, s.Weights = "bfq", "6.18", m.weights()
@@ -280,7 +301,7 @@ var cfqShared = map[string]bool{
 // requested tunables CFQ also has.
 func cfqSpec(c *capture) (spec, []string) {
 	m := &c.Man
-	s := spec{Model: "cfq", Kernel: "4.19", Set: map[string]string{}, Weights: map[uint64]int{}, Labels: m.weights(), Rotational: m.rotational()}
+	s := spec{Model: "cfq", Kernel: "4.19", Set: map[string]string{}, Weights: map[uint64]int{}, Labels: m.weights(), Rotational: m.rotational(), Queue: m.queue()}
 	var notes []string
 	for id, w := range m.weights() {
 		cw := min(max(w, 10), 1000)
@@ -365,7 +386,7 @@ func crossPairs(cs []*capture) []crossPair {
 func crossSpec(p crossPair) (spec, error) {
 	bm, mm := &p.BFQ.Man, &p.MQ.Man
 	s := spec{Model: "bfq", Kernel: "6.18", Set: bm.requested(), Weights: map[uint64]int{}, Labels: map[uint64]int{},
-		Rotational: mm.rotational(), Timed: true, Note: "the BFQ capture's weights and tunables"}
+		Rotational: mm.rotational(), Queue: mm.queue(), Timed: true, Note: "the BFQ capture's weights and tunables"}
 	byPath := map[string]uint64{}
 	for _, c := range mm.Cgroups {
 		byPath[c.Path] = c.ID

@@ -4,7 +4,7 @@
 // the diff to docs/fidelity.md; it also replays the recorded captures
 // through CFQ and writes what CFQ would have done to docs/cfq-whatif.md.
 //
-//	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-no-cfq] [-captures DIR]...
+//	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-seeds N,...] [-no-cfq] [-wbt] [-captures DIR]...
 //
 // The captures are those of ../shared/captures/recorded, recorded-fs and
 // small ($TRACESCHED_SHARED instead of ../shared when
@@ -49,6 +49,7 @@ func main() {
 	noCFQ := flag.Bool("no-cfq", false, "skip the CFQ what-if replays and do not write cfq-whatif.md")
 	var seeds seedList
 	flag.Var(&seeds, "seeds", "also replay the captures that issues 3 and 11 judge at these `SEEDS` (comma-separated, e.g. 2,3) and tabulate their verdicts beside -seed's")
+	wbt := flag.Bool("wbt", false, "model the writeback throttle (replay.Queue.WBTLat) where the manifest gives wbt_lat_usec, as `tracesched replay --set wbt_lat_usec=N` does")
 	var extra dirList
 	flag.Var(&extra, "captures", "also replay the captures of `DIR` (one subdirectory per capture, recorded with ../shared/rig, e.g. by bench/fidelity/record-fs.sh), in a section of their own; repeatable")
 	flag.Usage = func() {
@@ -60,7 +61,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := mainErr(*only, *out, *seed, seeds, !*noCFQ, extra); err != nil {
+	if err := mainErr(*only, *out, *seed, seeds, !*noCFQ, *wbt, extra); err != nil {
 		fmt.Fprintf(os.Stderr, "fidelity: %v\n", err)
 		os.Exit(1)
 	}
@@ -101,7 +102,7 @@ func (l *seedList) Set(v string) error {
 	return nil
 }
 
-func mainErr(only, out string, seed uint64, seeds []uint64, withCFQ bool, extraDirs []string) error {
+func mainErr(only, out string, seed uint64, seeds []uint64, withCFQ, wbt bool, extraDirs []string) error {
 	root := shared.Root()
 	dir := shared.Dir()
 	if dir == "" {
@@ -130,6 +131,9 @@ func mainErr(only, out string, seed uint64, seeds []uint64, withCFQ bool, extraD
 	caps, err := selectCaptures(all, only)
 	if err != nil {
 		return err
+	}
+	for _, c := range caps {
+		c.Man.wbt = wbt
 	}
 	fidPath, cfqPath, err := outputs(out, root)
 	if err != nil {

@@ -234,7 +234,7 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	cfg := replay.Config{
 		NewScheduler: newSched,
 		Device:       l.dm.NewDevice(seed),
-		Queue:        replay.Queue{Rotational: s.Rotational},
+		Queue:        s.Queue,
 		Mode:         replay.Closed,
 	}
 	if s.Timed {
@@ -286,10 +286,21 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	for _, p := range res.Processes {
 		predProcs[p.PID] = p
 	}
+	// A process whose bios the capture left unfinished is measured as the
+	// diff measures it, over the bios both sides completed
+	// (diff.Process.*Span); every other as the workload and the replay count it.
+	spans := map[uint32]diff.Process{}
+	for _, p := range d.Processes {
+		spans[p.PID] = p
+	}
+	unfinished := unfinishedPIDs(l.real)
 	for _, p := range l.w.Processes {
 		pf := procFig{PID: p.PID, Comm: p.Comm, Cgroup: p.Cgroup, Bios: p.Bios, RealMiB: p.MiBps()}
 		if q, ok := predProcs[p.PID]; ok {
 			pf.PredMiB = q.MiBps()
+		}
+		if sp, ok := spans[p.PID]; ok && unfinished[p.PID] {
+			pf.RealMiB, pf.PredMiB = sp.RealMiBpsSpan, sp.PredMiBpsSpan
 		}
 		if pf.RealMiB > 0 {
 			pf.Err = pf.PredMiB/pf.RealMiB - 1
@@ -305,6 +316,18 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		l.ownPred = pred // for the CFQ what-if's comparison, when there is one
 	}
 	return f, nil
+}
+
+// unfinishedPIDs returns the processes with a bio queued and never
+// completed on side s.
+func unfinishedPIDs(s *diff.Side) map[uint32]bool {
+	out := map[uint32]bool{}
+	for i := range s.NumBios() {
+		if b := s.BioAt(i); b.Queue.Valid() && !b.Done.Valid() {
+			out[b.PID] = true
+		}
+	}
+	return out
 }
 
 // window returns the contention window of the cgroups on a side: from the

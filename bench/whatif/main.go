@@ -180,6 +180,7 @@ var (
 	flagBin      = flag.String("tracesched", "", "the tracesched binary (default: built from ./cmd/tracesched)")
 	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
 	flagStalls   = flag.String("stalls", "", "passed to every replay as --stalls (keep or drop); \"\": the replay's default (keep)")
+	flagWBT      = flag.Int("wbt", 0, "passed to every replay as --set wbt_lat_usec=N (the writeback throttle's target, microseconds); 0: not passed (the throttle off)")
 	flagHost     = flag.String("host", "", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, default: the built-in table, or off); \"\": the replay's default (off)")
 )
 
@@ -443,6 +444,10 @@ func runPair(bin string, p pair) outcome {
 	if *flagStalls != "" {
 		args = append(args, "--stalls", *flagStalls)
 		hostKey += ".stalls-" + *flagStalls
+	}
+	if *flagWBT > 0 {
+		args = append(args, "--set", fmt.Sprintf("wbt_lat_usec=%d", *flagWBT))
+		hostKey += fmt.Sprintf(".wbt-%d", *flagWBT)
 	}
 	o.Res, err = tracesched(bin, key(p, hostKey), append(args, src.base())...)
 	if err != nil {

@@ -74,7 +74,8 @@ validating.
 
 Settings: --set takes queue attributes as sysfs names them, under queue/iosched/ (the
 scheduler's tunables: slice_idle_us=2000, low_latency=0) or queue/ (rotational=0,
-nr_requests=64, max_sectors_kb=512, max_segments=128). A capture does not record whether the device was
+nr_requests=64, max_sectors_kb=512, max_segments=128, wbt_lat_usec=2000: writeback throttling
+of asynchronous writes modelled, off unless given). A capture does not record whether the device was
 rotational: the default is rotational, as the kernel reports SCSI, virtio and loop
 devices, except for NVMe devices (major 259); say rotational=0 for flash behind
 another driver. --weight takes a cgroup by numeric id (as the capture records it) or
@@ -209,7 +210,7 @@ func parseWeights(ws []string, known map[uint64]string) (map[uint64]int, error) 
 
 // queueAttrs are the --set names under queue/ that the engine models; the
 // rest are the scheduler's tunables (queue/iosched/).
-var queueAttrs = map[string]bool{"rotational": true, "nr_requests": true, "max_sectors_kb": true, "max_segments": true, "queue_depth": true}
+var queueAttrs = map[string]bool{"rotational": true, "nr_requests": true, "max_sectors_kb": true, "max_segments": true, "queue_depth": true, "wbt_lat_usec": true}
 
 // ioschedSets returns the --set names that are not queue attributes: what
 // the scheduler model takes.
@@ -263,6 +264,13 @@ func queueFor(sets map[string]string, dev trace.Dev) (replay.Queue, error) {
 			return q, usagef("invalid --set queue_depth=%s: want a whole number from 1 to %d (BLK_MQ_MAX_DEPTH)", v, maxQueueDepth)
 		}
 		q.Depth = n
+	}
+	if v, ok := sets["wbt_lat_usec"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > 1<<40 {
+			return q, usagef("invalid --set wbt_lat_usec=%s: want a whole number of microseconds (0: writeback throttling off)", v)
+		}
+		q.WBTLat = trace.Time(n) * 1000
 	}
 	return q, nil
 }
@@ -344,6 +352,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	q, err := queueFor(sets, w.Dev)
 	if err != nil {
 		return err
+	}
+	if mctx != nil && mctx.dev != nil && mctx.dev.HWQueueDepth != nil {
+		q.QueueDepth = *mctx.dev.HWQueueDepth // what the writeback throttle scales from
 	}
 	kernel := opts.kernel
 	if kernel == "" {

@@ -429,6 +429,11 @@ func isIoschedAttr(n string) bool {
 // Name returns "bfq".
 func (s *Scheduler) Name() string { return "bfq" }
 
+// DisablesWBT reports that BFQ runs without writeback throttling
+// (bfq_init_queue sets ELEVATOR_FLAG_DISABLE_WBT; the captures' manifests
+// read wbt_lat_usec 0 under BFQ): replay.WritebackThrottleDisabler.
+func (s *Scheduler) DisablesWBT() bool { return true }
+
 // jiffies helpers (include/linux/jiffies.h), HZ from Options.HZ.
 func (s *Scheduler) jiffiesAt(t trace.Time) int64 { return int64(t) * s.hz / 1000000000 }
 func (s *Scheduler) msecsToJiffies(ms int64) int64 {

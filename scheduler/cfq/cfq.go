@@ -424,6 +424,11 @@ func cleanPath(p string) string {
 // Name returns "cfq".
 func (s *Scheduler) Name() string { return "cfq" }
 
+// DisablesWBT reports that CFQ runs without writeback throttling
+// (cfq_init_queue calls wbt_disable_default, Linux 4.12 to 4.20):
+// replay.WritebackThrottleDisabler.
+func (s *Scheduler) DisablesWBT() bool { return true }
+
 // newGroup is cfq_pd_alloc with cfq_init_cfqg_base: the group's and its
 // service trees' think-time clocks (last_end_request) start at its
 // creation, now, so the first sample is the gap from then, not from 0.
