@@ -63,3 +63,68 @@ func TestCrossProcessEdge(t *testing.T) {
 		}
 	}
 }
+
+// Under WorkTimed the fsync chain of TestCrossProcessEdge cycles as a
+// pair: 20 captured rounds of 4.15 ms (fio's write 2 ms, jbd2 50 us after
+// it, 2 ms, fio 100 us after that) over 83 ms, both processes busy from
+// the capture's first 5 % to its last (timedProcess). On a device of 1 ms
+// a round takes 2.15 ms, so the pair does at most 83/2.15 = 38 rounds
+// before the capture's end (fewer: each cycle's first three rounds keep
+// their captured think times, 2.15 ms from the process's own completion),
+// where its captured bios were 20 (before, edges kept both at 20: an
+// edge made a process fixed). In every cycle,
+// from each cycle's fourth round on (the first three carry no edge:
+// fio's first bio and the first crossRepeat releases), jbd2's write is
+// queued 50 us after fio's write of the same round completes, and fio's
+// next write 100 us after jbd2's completes.
+func TestCrossProcessEdgeCycles(t *testing.T) {
+	const ms = trace.Time(1_000_000)
+	const rounds = 20
+	w := trace.CatWrite | trace.CatSync
+	var recs []replay.Record
+	a := trace.Time(0)
+	for k := 0; k < rounds; k++ {
+		recs = append(recs,
+			replay.Record{PID: 1, Sector: uint64(1000 + 8*k), Bytes: 4096, Cat: w, Queue: a, Issue: a, Done: a + 2*ms},
+			replay.Record{PID: 2, Sector: uint64(900000 + 8*k), Bytes: 4096, Cat: w | trace.CatMeta,
+				Queue: a + 2*ms + 50_000, Issue: a + 2*ms + 50_000, Done: a + 4*ms + 50_000})
+		a += 4*ms + 150_000
+	}
+	wl, err := replay.NewWorkloadFromRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := map[uint32][]trace.Time{}
+	c := map[uint32][]trace.Time{}
+	_, err = replay.Run(wl, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: ms},
+		Queue: replay.Queue{Depth: 4}, Work: replay.WorkTimed}, func(e *trace.Event) error {
+		switch e.Action {
+		case trace.ActionQueue:
+			q[e.PID] = append(q[e.PID], e.Time)
+		case trace.ActionComplete:
+			c[e.PID] = append(c[e.PID], e.Time)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fio queued %d writes, jbd2 %d", len(q[1]), len(q[2]))
+	if len(q[1]) < 30 || len(q[2]) < 30 || len(q[1]) > 39 || len(q[2]) > 39 {
+		t.Fatalf("queued %d and %d bios, want 30 to 38 each (83/2.15 at most)", len(q[1]), len(q[2]))
+	}
+	n := min(len(q[2]), len(c[1]), len(c[2]))
+	for k := 0; k < n; k++ {
+		if k%rounds < 3 {
+			continue
+		}
+		if want := c[1][k] + 50_000; q[2][k] != want {
+			t.Errorf("jbd2 bio %d queued at %v, want fio's completion %v + 50us", k, q[2][k], c[1][k])
+		}
+		if k+1 < len(q[1]) && (k+1)%rounds >= 3 {
+			if want := c[2][k] + 100_000; q[1][k+1] != want {
+				t.Errorf("fio bio %d queued at %v, want jbd2's completion %v + 100us", k+1, q[1][k+1], c[2][k])
+			}
+		}
+	}
+}

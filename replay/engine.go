@@ -151,6 +151,12 @@ type Engine struct {
 	lastProc *proc
 	ready    []*proc         // processes to release after a pull
 	timed    map[uint32]bool // WorkTimed: the processes that cycle
+	// cyc: records of later cycles that a bio of another process waits
+	// on (a cross-process edge) before their own process made that
+	// cycle (timed.go); linked: the processes whose cycled bios others
+	// wait on.
+	cyc    map[cycKey]*Record
+	linked map[uint32]bool
 
 	inDriver  int
 	allocated int
@@ -272,7 +278,7 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 		}
 	}
 	if cfg.Work == WorkTimed && cfg.Mode == Closed {
-		e.timed = map[uint32]bool{}
+		e.timed, e.linked = map[uint32]bool{}, map[uint32]bool{}
 		for _, ps := range w.Processes {
 			if timedProcess(w, ps) {
 				e.timed[ps.PID] = true
@@ -415,7 +421,7 @@ func (e *Engine) deliver() *proc {
 	r.proc = p
 	r.predQueue, r.predDone = trace.NoTime, trace.NoTime
 	if p.timed != nil {
-		p.timed.keep(r)
+		p.timed.keep(r, e.timed, e.linked)
 	}
 	p.queue = append(p.queue, r)
 	e.advance()

@@ -25,9 +25,14 @@ const (
 	// behind deep queues, the light cgroup under BFQ) is not held to the
 	// few bios it managed, and the one it favoured does not run out early
 	// and leave the device to the others (issue 10, item 4). Processes
-	// that finished earlier, and those with asynchronous writes or
-	// cross-process edges (whose pace is set by others: writeback, a
-	// journal), send their captured bios once.
+	// that finished earlier, those with asynchronous writes (writeback,
+	// paced by the flusher), and those with a cross-process edge from a
+	// process that does not cycle send their captured bios once.
+	// Processes linked by edges that all cycle (fio's fsyncs and jbd2's
+	// commits) cycle together: a bio of cycle c released by another
+	// process's bio waits for that bio's copy in the other's cycle c.
+	// Only the first crossRepeat releases of a pair, which the capture
+	// kept without an edge, keep their think times in every cycle.
 	WorkTimed
 )
 
@@ -82,19 +87,50 @@ func timedProcess(w *Workload, ps ProcessStats) bool {
 
 // keep copies r, just delivered, into p's captured cycle; a bio that makes
 // the process ineligible (an asynchronous write after its first bio, a
-// cross-process edge) ends its cycling.
-func (t *timedState) keep(r *Record) {
+// cross-process edge from a process that does not cycle) ends its
+// cycling. timed is the engine's processes that cycle; keep marks in
+// linked the processes whose bios release r's (their cycled bios are
+// made through cycRecord). A partner found ineligible later (an
+// asynchronous write after its edges) makes no cycle: the process then
+// stops at its first edge of its next cycle, as under WorkFixed.
+func (t *timedState) keep(r *Record, timed, linked map[uint32]bool) {
 	t.delivered++
 	if t.ineligible {
 		return
 	}
-	if (r.Open && t.delivered > 1) || r.after != nil {
+	if (r.Open && t.delivered > 1) || (r.after != nil && !timed[r.after.PID]) {
 		t.orig, t.ineligible = nil, true
 		return
+	}
+	if r.after != nil {
+		linked[r.after.PID] = true
 	}
 	c := *r
 	c.proc, c.parent, c.partsLeft = nil, nil, 0
 	t.orig = append(t.orig, c)
+}
+
+// cycKey names a bio of a later cycle: its process and Index (the
+// captured bio's Index plus the cycle times the process's captured bios).
+type cycKey struct {
+	pid   uint32
+	index uint32
+}
+
+// cycRecord returns the record of a later cycle's bio k, made empty
+// (predDone NoTime) when its process has not made that cycle yet: a bio
+// released by another process's bio of its cycle (a cross-process edge,
+// step 6 of the rule on Workload) waits on it, and nextCycle fills it in.
+func (e *Engine) cycRecord(k cycKey) *Record {
+	if r, ok := e.cyc[k]; ok {
+		return r
+	}
+	if e.cyc == nil {
+		e.cyc = map[cycKey]*Record{}
+	}
+	r := &Record{PID: k.pid, Index: k.index, predQueue: trace.NoTime, predDone: trace.NoTime}
+	e.cyc[k] = r
+	return r
 }
 
 // nextCycle appends p's next cycle of bios to its queue when its captured
@@ -124,13 +160,29 @@ func (e *Engine) nextCycle(p *proc) bool {
 	base := int64(t.cycle) * int64(n)
 	for i := range t.orig {
 		o := &t.orig[i]
-		c := &Record{
+		c := &Record{}
+		if e.linked[p.pid] {
+			// Another process's bios of this cycle may wait on it, made
+			// before or after this one; those of two cycles back are
+			// behind them both.
+			c = e.cycRecord(cycKey{p.pid, o.Index + uint32(base)})
+			if t.cycle >= 2 {
+				delete(e.cyc, cycKey{p.pid, o.Index + uint32(base) - 2*uint32(n)})
+			}
+		}
+		*c = Record{
 			PID: o.PID, CPU: o.CPU, Index: o.Index + uint32(base), Cgroup: o.Cgroup, Comm: o.Comm,
 			Sector: o.Sector, Bytes: o.Bytes, Cat: o.Cat, Segments: o.Segments,
 			Queue: o.Queue + trace.Time(t.cycle)*t.period, Issue: trace.NoTime, Done: trace.NoTime,
 			Plugged: o.Plugged, PlugEnd: o.PlugEnd,
 			Dep: -1, Think: o.Think, wake: o.wake, got: trace.NoTime,
 			predQueue: trace.NoTime, predDone: trace.NoTime, proc: p,
+		}
+		if a := o.after; a != nil {
+			// A cross-process edge: released by the other process's
+			// bio of the same cycle (both cycle, keep).
+			m := uint32(e.w.perPID[a.PID])
+			c.after, c.afterDelay = e.cycRecord(cycKey{a.PID, a.Index + uint32(t.cycle)*m}), o.afterDelay
 		}
 		if o.Dep >= 0 {
 			c.Dep = o.Dep + base

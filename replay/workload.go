@@ -228,10 +228,17 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     writes again. Once a pair (releaser, released) has been seen
 //     crossRepeat (2) times, and while it accounts for at least
 //     1/crossShare (1/4) of the released process's synchronous writes
-//     queued with nothing in flight, each later such bio waits, in the
+//     queued with nothing in flight, each later such bio whose
+//     releaser's bio was queued and completed in that idle span (the
+//     half-time test counts the pair's releases, but a known pair does
+//     not need it: on a loaded host jbd2 took longer to wake after fio's
+//     write than the write took, fs-mqdl-fsync-vs-seqread) waits, in the
 //     replay, for the predicted completion of that very bio of the other
 //     process plus the captured delay, instead of its own think time
-//     (still needing its DepCount own completions). Independent writers
+//     (still needing its DepCount own completions); that delay is also
+//     the wake-up delay its back-to-back bios keep (step 4): the other
+//     process woke it, not its own latest completion (jbd2's journal
+//     blocks after the first of a commit). Independent writers
 //     release each other by coincidence for under 1 % of their writes
 //     (c-bfq-8randwrite-root) and get no edge. Async writes stay Open:
 //     writeback driven by the flusher's timer or dirty thresholds arrives
@@ -705,12 +712,26 @@ func (f *inferrer) infer(r *Record) {
 		// Step 6: released by another process's completion.
 		f.cand[r.PID]++
 		since := max(ownLatest, p.lastQ)
-		if x := f.releaser(r.PID); x.r != nil && x.r.Queue >= since && 2*(r.Queue-x.t) <= r.Queue-since {
+		if x := f.releaser(r.PID); x.r != nil && x.r.Queue >= since {
 			k := [2]uint32{x.r.PID, r.PID}
-			if f.pairs[k] >= crossRepeat && crossShare*f.pairs[k] >= f.cand[r.PID] {
+			near := 2*(r.Queue-x.t) <= r.Queue-since
+			known := f.pairs[k] >= crossRepeat && crossShare*f.pairs[k] >= f.cand[r.PID]
+			// A known pair releases it whenever the releaser's bio came
+			// and went while it was idle, even when it took longer to
+			// wake than the releaser's bio took (a loaded host): its
+			// think time from its own completion would hold the
+			// releaser's whole bio, as the source scheduler timed it.
+			if known {
 				r.after, r.afterDelay = x.r, r.Queue-x.t
+				// The other process's completion woke it, not its own
+				// latest one (step 3 measured Q_k - C_j from that): its
+				// wake-up delay, which its back-to-back bios keep after
+				// their DepCount-th completion (step 4), is the edge's.
+				p.wake = r.afterDelay
 			}
-			f.pairs[k]++
+			if near {
+				f.pairs[k]++
+			}
 		}
 	}
 	r.wake = p.wake
