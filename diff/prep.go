@@ -381,6 +381,22 @@ func (s *Side) thinkInsert(i int) trace.Time {
 	return s.reqQueue(i)
 }
 
+// completeKind returns the kind of request i's completion event:
+// ttCompleteLate when it completed at the instant it was issued (or, never
+// issued, inserted), which a replay's zero-time service gives: it follows
+// its own issue there, not, as other completions, every event of its
+// instant.
+func (s *Side) completeKind(i int) uint64 {
+	start := s.reqIssue(i)
+	if !start.Valid() {
+		start = s.thinkInsert(i)
+	}
+	if s.reqComplete(i) == start {
+		return ttCompleteLate
+	}
+	return ttComplete
+}
+
 // prepThink numbers the sync queues and sorts each one's events.
 func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 	nr := s.NumRequests()
@@ -461,7 +477,7 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 				put(ttIssue)
 			}
 			if s.reqComplete(i).Valid() {
-				put(ttComplete)
+				put(s.completeKind(i))
 			}
 		}
 		for k := range nq {
@@ -501,7 +517,7 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 			put(3*k+1, t, ttIssue, i)
 		}
 		if t := s.reqComplete(i); t.Valid() {
-			put(3*k+2, t, ttComplete, i)
+			put(3*k+2, t, s.completeKind(i), i)
 		}
 	}
 	// 3. Sort each queue's events by (time, kind, request): the values are
