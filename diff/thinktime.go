@@ -66,7 +66,13 @@ type LoggedAgreement struct {
 // (bfq_update_io_thinktime, bfq_update_has_short_ttime, Linux 5.12 on):
 //
 //  1. a queue is a process and a direction (sync or async); only sync
-//     queues are classified (the kernel leaves async ones alone);
+//     queues are classified (the kernel leaves async ones alone); an
+//     empty PREFLUSH never reaches the scheduler and is left out, and on
+//     a device with a write-back cache (the side has the flush
+//     machinery's own flushes) a PREFLUSH request's data is inserted at
+//     the head of the dispatch list, past its queue: it is neither
+//     sampled, classified nor queued, but counts in flight from its issue
+//     and its completion is the queue's last (sidePrep.thinkAtHead);
 //  2. at each request insertion into a queue with nothing queued, nothing
 //     in flight and not in service (bfq_bfqq_busy covers the in-service
 //     queue idling empty; the spans come from the side's BFQ messages,
@@ -174,13 +180,18 @@ func computeThink(s *Side, opts Options) thinkSide {
 				inflight = max(inflight-1, 0)
 				lastEnd = t
 			case ttIssue:
-				queued = max(queued-1, 0)
+				if !p.thinkAtHead(s, ri) {
+					queued = max(queued-1, 0)
+				}
 				inflight++
 			case ttInsert:
 				if t == lastIns {
 					nth++
 				} else {
 					lastIns, nth = t, 0
+				}
+				if p.thinkAtHead(s, ri) {
+					continue // on bfqd->dispatch: neither sampled nor classified
 				}
 				for si < len(spans) && spans[si].endedBefore(t, nth) {
 					si++

@@ -139,3 +139,99 @@ func TestThinkTimeSameInstantOrderSorted(t *testing.T) {
 		t.Fatalf("series %+v, want two insertions, the second unsampled (32 samples: B inserted while in service)", got)
 	}
 }
+
+// TestThinkTimeFlushRequests: requests of the flush machinery, as Linux
+// 6.18 handles them on a device with a write-back cache (the captures'
+// loop device):
+//
+//   - a PREFLUSH write's data: blk_insert_flush runs the flush state
+//     machine; after the preflush, blk_flush_complete_seq (REQ_FSEQ_DATA)
+//     moves the request to the requeue list and blk_mq_requeue_work
+//     inserts it with BLK_MQ_INSERT_AT_HEAD: bfq_insert_request puts it on
+//     bfqd->dispatch ("if (flags & BLK_MQ_INSERT_AT_HEAD)
+//     list_add(&rq->queuelist, &bfqd->dispatch)") without
+//     __bfq_insert_request, so no bfq_update_io_thinktime and no class,
+//     and it is not queued in its bfq_queue; __bfq_dispatch_request counts
+//     it in bfqq->dispatched, and its completion sets last_end_request;
+//   - an empty PREFLUSH (blkdev_issue_flush) never reaches the scheduler.
+//
+// pid 100, by hand (ns), slice_idle 8 ms:
+//
+//	A: write, I 1000 (new queue: samples 32, mean 4), D 1000, C 2000.
+//	P: PREFLUSH|FUA write, G 3000; the flush (FN) 3000-4000; I 4000 at
+//	   the head: no point. D 6000, C 7000.
+//	B: write, I 5000: P waits on the dispatch list, outside the queue:
+//	   sampled, elapsed 5000-2000 = 3000: samples 60, total
+//	   256*3000/8 = 96000, mean 96128/60 = 1602. D 5500, C 8000.
+//	E: empty PREFLUSH, Q 9000, its flush D 9100, C 9500: no point, no
+//	   completion for the queue.
+//	F: write, I 12000: elapsed 12000-8000 = 4000: samples 84, total
+//	   (7*96000 + 256*4000)/8 = 212000, mean 212128/84 = 2525.
+func TestThinkTimeFlushRequests(t *testing.T) {
+	const pid = 100
+	w := trace.CatWrite | trace.CatSync
+	ev := func(tm trace.Time, a trace.Action, sector uint64, bytes uint32, p uint32, cat trace.Category) trace.Event {
+		return trace.Event{Time: tm, Action: a, Dev: 1, Sector: sector, Bytes: bytes, PID: p, Cat: cat}
+	}
+	req := func(sector uint64, cat trace.Category, q, i, d, c trace.Time) []trace.Event {
+		out := []trace.Event{ev(q, trace.ActionQueue, sector, 4096, pid, cat|trace.CatQueue), ev(q, trace.ActionGetRQ, sector, 4096, pid, cat|trace.CatQueue)}
+		if i >= 0 {
+			out = append(out, ev(i, trace.ActionInsert, sector, 4096, pid, cat|trace.CatFS))
+		}
+		return append(out, ev(d, trace.ActionIssue, sector, 4096, pid, cat|trace.CatIssue|trace.CatFS), ev(c, trace.ActionComplete, sector, 4096, pid, cat|trace.CatComplete|trace.CatFS))
+	}
+	flushRq := func(d, c trace.Time) []trace.Event { // the flush machinery's own flush: no bio
+		return []trace.Event{ev(d, trace.ActionIssue, 0, 0, 0, trace.CatFlush|trace.CatIssue), ev(c, trace.ActionComplete, 0, 0, 0, trace.CatFlush|trace.CatComplete)}
+	}
+	var evs []trace.Event
+	evs = append(evs, req(0, w, 1000, 1000, 1000, 2000)...)
+	pEv := req(8, w|trace.CatFlush|trace.CatFUA, 3000, 4000, 6000, 7000)
+	evs = append(evs, pEv[:2]...)
+	evs = append(evs, flushRq(3000, 4000)...)
+	evs = append(evs, pEv[2])
+	bEv := req(16, w, 5000, 5000, 5500, 8000)
+	evs = append(evs, bEv[:4]...)
+	evs = append(evs, pEv[3:]...)
+	evs = append(evs, bEv[4])
+	evs = append(evs,
+		ev(9000, trace.ActionQueue, 0, 0, pid, w|trace.CatFlush|trace.CatQueue), ev(9000, trace.ActionGetRQ, 0, 0, pid, w|trace.CatFlush|trace.CatQueue),
+		ev(9100, trace.ActionIssue, 0, 0, pid, w|trace.CatFlush|trace.CatIssue), ev(9500, trace.ActionComplete, 0, 0, pid, w|trace.CatFlush|trace.CatComplete))
+	evs = append(evs, req(24, w, 12000, 12000, 12500, 13000)...)
+	s := tieSide(t, evs)
+	if n := s.NumRequests(); n != 6 {
+		t.Fatalf("%d requests rebuilt, want 6 (A, P, the flush, B, E, F): %+v", n, s.RequestSlice())
+	}
+	tt := diff.Compare(s, s, diff.Options{}).ThinkTime
+	if len(tt.PerQueue) != 1 {
+		t.Fatalf("queues %+v, want pid 100's alone", tt.PerQueue)
+	}
+	got := tt.PerQueue[0].RealSeries
+	want := []struct {
+		time    trace.Time
+		samples uint32
+		mean    int64
+	}{{1000, 32, 4}, {5000, 60, 1602}, {12000, 84, 2525}}
+	if len(got) != len(want) {
+		t.Fatalf("series %+v, want A, B and F only", got)
+	}
+	for i, w := range want {
+		if p := got[i]; p.Time != w.time || p.Samples != w.samples || int64(p.Mean) != w.mean {
+			t.Errorf("insertion %d: time %d, samples %d, mean %d ns; want %d, %d, %d", i, p.Time, p.Samples, p.Mean, w.time, w.samples, w.mean)
+		}
+	}
+	if tt.Compared != 3 {
+		t.Errorf("%d requests compared, want 3 (A, B, F)", tt.Compared)
+	}
+	// Without a write-back cache no flush is issued (blk_flush_policy is
+	// REQ_FSEQ_DATA alone) and P takes the normal insertion: A, P, B, F.
+	var noWC []trace.Event
+	for _, e := range evs {
+		if e.PID != 0 {
+			noWC = append(noWC, e)
+		}
+	}
+	s = tieSide(t, noWC)
+	if got := diff.Compare(s, s, diff.Options{}).ThinkTime.PerQueue[0].RealSeries; len(got) != 4 || got[1].Time != 4000 {
+		t.Errorf("without the device's flushes: series %+v, want A, P (4000), B, F", got)
+	}
+}
