@@ -42,9 +42,7 @@ func (s *Side) Add(e *trace.Event) {
 		s.tie.insert(e.Time, e.PID)
 	case trace.ActionMessage:
 		s.Messages = append(s.Messages, Message{Time: e.Time, Cgroup: e.Cgroup, Text: e.Text, Msg: trace.ParseMessage(e.Text)})
-		if c := s.tie.at(e.Time); c != nil {
-			s.insertTies = append(s.insertTies, insertTie{msg: int32(len(s.Messages) - 1), counts: c})
-		}
+		s.NoteMessage(len(s.Messages)-1, e.Time)
 	}
 	s.rb.Add(e)
 }

@@ -74,6 +74,18 @@ func (ts *tieState) at(t trace.Time) []pidCount {
 	return ts.counts
 }
 
+// NoteMessage is, for a caller that keeps a Side's messages aside and
+// hands them over at the end (Messages set once, before Finish, in trace
+// order), what Add does for a message besides keeping it: it notes which
+// insertions of the message's instant came before it. Call it where Add
+// would have been called with the message, with the message's index in
+// the Messages the Side will be given and its Time.
+func (s *Side) NoteMessage(index int, t trace.Time) {
+	if c := s.tie.at(t); c != nil {
+		s.insertTies = append(s.insertTies, insertTie{msg: int32(index), counts: c})
+	}
+}
+
 // insertsBefore returns how many insertions by pid at message i's own Time
 // came before message i in the trace (0 when none, or when s was built
 // from data without the trace's order: FromData).
