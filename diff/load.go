@@ -42,7 +42,7 @@ func (s *Side) Add(e *trace.Event) {
 		s.tie.insert(e.Time, e.PID)
 	case trace.ActionMessage:
 		s.Messages = append(s.Messages, Message{Time: e.Time, Cgroup: e.Cgroup, Text: e.Text, Msg: trace.ParseMessage(e.Text)})
-		s.NoteMessage(len(s.Messages)-1, e.Time)
+		s.NoteMessage(len(s.Messages)-1, e)
 	}
 	s.rb.Add(e)
 }

@@ -3,6 +3,7 @@ package diff
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -78,10 +79,14 @@ func (ts *tieState) at(t trace.Time) []pidCount {
 // hands them over at the end (Messages set once, before Finish, in trace
 // order), what Add does for a message besides keeping it: it notes which
 // insertions of the message's instant came before it. Call it where Add
-// would have been called with the message, with the message's index in
-// the Messages the Side will be given and its Time.
-func (s *Side) NoteMessage(index int, t trace.Time) {
-	if c := s.tie.at(t); c != nil {
+// would have been called with e, the message, with its index in the
+// Messages the Side will be given. Only the messages that bound BFQ's
+// in-service spans (inService) are noted.
+func (s *Side) NoteMessage(index int, e *trace.Event) {
+	if !strings.Contains(e.Text, "set_in_service_queue") && !strings.Contains(e.Text, "expire (") {
+		return
+	}
+	if c := s.tie.at(e.Time); c != nil {
 		s.insertTies = append(s.insertTies, insertTie{msg: int32(index), counts: c})
 	}
 }

@@ -201,7 +201,7 @@ func (c *Capture) Replay(cfg replay.Config, meta trace.Meta, sink func(*trace.Ev
 	var msgs messageBlocks
 	res, err := replay.Run(c.Workload, cfg, func(e *trace.Event) error {
 		if e.Action == trace.ActionMessage {
-			pred.NoteMessage(msgs.n, e.Time) // the insertions of its instant before it (diff's think time)
+			pred.NoteMessage(msgs.n, e) // the insertions of its instant before it (diff's think time)
 			msgs.add(e)
 		} else {
 			pred.Add(e)
