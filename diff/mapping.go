@@ -142,6 +142,7 @@ func (s *Side) Remap(pids map[uint32]uint32, cgroups map[uint64]uint64) *Side {
 	}
 	out := FromData(meta, bios, reqs, msgs)
 	out.Stats = s.Stats
+	out.insertTies = s.insertTies // by message index and the messages' own pids, as the messages are kept
 	return out
 }
 

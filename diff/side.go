@@ -2,7 +2,6 @@ package diff
 
 import (
 	"cmp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +53,12 @@ type Side struct {
 	prep     *sidePrep // see prepared
 
 	order reqReorder // while loading: the requests held back (reorder.go)
+
+	// insertTies: the messages logged at the instant of insertions that
+	// came before them in the trace, by message index (ties.go); tie
+	// follows the latest instant's insertions while loading.
+	insertTies []insertTie
+	tie        tieState
 }
 
 // FromData builds a finished Side from already rebuilt data: the bios and
@@ -88,9 +93,8 @@ func (s *Side) finish() {
 	if s.Duplicates > 0 { // the accumulation counted the dropped bios
 		s.stream = streamFigures{off: true}
 	}
-	if !slices.IsSortedFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) }) {
-		slices.SortStableFunc(s.Messages, func(a, b Message) int { return cmp.Compare(a.Time, b.Time) })
-	}
+	s.sortMessages()
+	s.tie = tieState{}
 	s.sparseIDs = false
 	for i := range s.reqs.n {
 		if s.reqID(i) != uint64(i+1) {

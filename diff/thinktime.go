@@ -66,7 +66,13 @@ type LoggedAgreement struct {
 // (bfq_update_io_thinktime, bfq_update_has_short_ttime, Linux 5.12 on):
 //
 //  1. a queue is a process and a direction (sync or async); only sync
-//     queues are classified (the kernel leaves async ones alone);
+//     queues are classified (the kernel leaves async ones alone); an
+//     empty PREFLUSH never reaches the scheduler and is left out, and on
+//     a device with a write-back cache (the side has the flush
+//     machinery's own flushes) a PREFLUSH request's data is inserted at
+//     the head of the dispatch list, past its queue: it is neither
+//     sampled, classified nor queued, but counts in flight from its issue
+//     and its completion is the queue's last (sidePrep.thinkAtHead);
 //  2. at each request insertion into a queue with nothing queued, nothing
 //     in flight and not in service (bfq_bfqq_busy covers the in-service
 //     queue idling empty; the spans come from the side's BFQ messages,
@@ -75,7 +81,13 @@ type LoggedAgreement struct {
 //     sample e = min(now - last completion, 2*slice_idle) updates
 //     samples = (7*samples + 256)/8, total = (7*total + 256*e)/8,
 //     mean = (total + 128)/samples; a new queue's last completion is its
-//     first bio's queue time + 1 ns;
+//     first bio's queue time + 1 ns; at one instant, a completion comes
+//     before an insertion and an insertion before an issue, but a request
+//     completing at the instant of its own issue (a replay's zero-time
+//     service) after that issue, and an insertion and the in-service
+//     messages of its instant in the trace's order (Side.Add notes it: a
+//     replay stamps an insertion and the expiration or selection it caused
+//     alike);
 //  3. at every insertion the queue is long iff samples > 80 and
 //     mean > slice_idle/2 (slice_idle with LegacyThinkTime), else short.
 //
@@ -87,7 +99,12 @@ type LoggedAgreement struct {
 // BUG: without BFQ messages (a capture taken without them, another
 // scheduler) the in-service spans are unknown: insertions into a queue
 // idling in service are sampled here but not in the kernel. Queue merges
-// (bfqSHARED-) are not followed: a merged process keeps its own queue.
+// (bfqSHARED-) are not followed: a merged process keeps its own queue. A
+// queue's history before the capture is unknown: it starts as a new queue
+// at its first request (fs-bfq-fsync-vs-seqread's jbd2 queue, older than
+// the capture, was long at its first two expirations). At one instant, an
+// insertion and another request's completion are taken in the order above
+// whatever the trace's order (only in-service messages are followed).
 type ThinkTime struct {
 	Agreement float64 `json:"agreement"`       // fraction of compared requests whose classes agree; NaN (null in JSON, "n/a" in text) when none
 	Queues    int     `json:"queues"`          // sync queues on either side
@@ -111,11 +128,15 @@ type thinkSide struct {
 	logged []queueLogged  // sidePrep.logged
 }
 
-// Think-time event kinds, in their order at equal times.
+// Think-time event kinds, in their order at equal times: a completion
+// before an insertion (a process's next request arriving at its last one's
+// completion), an insertion before an issue; a request's completion at the
+// instant of its own issue after that issue (ttCompleteLate).
 const (
-	ttComplete = 0
-	ttInsert   = 1
-	ttIssue    = 2
+	ttComplete     = 0
+	ttInsert       = 1
+	ttIssue        = 2
+	ttCompleteLate = 3
 )
 
 // computeThink replays each sync queue's life (its events sorted once per
@@ -140,7 +161,6 @@ func computeThink(s *Side, opts Options) thinkSide {
 	}
 	all := make([]ThinkPoint, 0, inserts)
 	service := inService(s)
-	// Complete, insert, issue at equal times.
 	for k := range p.queues {
 		ev := p.ev[p.off[k]:p.off[k+1]]
 		spans := service[p.queues[k]]
@@ -150,23 +170,36 @@ func computeThink(s *Side, opts Options) thinkSide {
 		lastEnd := p.firstQ[k] + 1
 		short := true
 		start := len(all)
+		// nth: the insertion's place among the queue's insertions of
+		// its instant (in request order, the trace's order of their I).
+		lastIns, nth := trace.Time(math.MinInt64), uint32(0)
 		for _, e := range ev {
 			t, kind, ri := p.event(s, e)
 			switch kind {
-			case ttComplete:
+			case ttComplete, ttCompleteLate:
 				inflight = max(inflight-1, 0)
 				lastEnd = t
 			case ttIssue:
-				queued = max(queued-1, 0)
+				if !p.thinkAtHead(s, ri) {
+					queued = max(queued-1, 0)
+				}
 				inflight++
 			case ttInsert:
-				for si < len(spans) && spans[si][1] <= t {
+				if t == lastIns {
+					nth++
+				} else {
+					lastIns, nth = t, 0
+				}
+				if p.thinkAtHead(s, ri) {
+					continue // on bfqd->dispatch: neither sampled nor classified
+				}
+				for si < len(spans) && spans[si].endedBefore(t, nth) {
 					si++
 				}
 				// bfq_bfqq_busy: the in-service queue stays busy while
 				// it idles empty (bfq_remove_request keeps it on the
 				// active tree until it expires).
-				idling := si < len(spans) && spans[si][0] < t
+				idling := si < len(spans) && spans[si].startedBefore(t, nth)
 				if opts.LegacyThinkTime || (queued == 0 && inflight == 0 && !idling) {
 					el := uint64(0)
 					if t > lastEnd {
@@ -397,40 +430,71 @@ func (ts thinkSide) seriesOf(q queueID) []ThinkPoint {
 	return nil
 }
 
-// inService returns, per pid, the spans (from, to) during which the pid's
-// sync queue was BFQ's in-service queue, as the side's messages show them:
-// from its "set_in_service_queue" to its "expire" or the next queue's
+// serviceSpan is a time during which a queue was BFQ's in-service queue:
+// from its "set_in_service_queue" to the message that ended it, with the
+// queue's own insertions of those instants that came before each message
+// in the trace (Side.insertsBefore: in a replay, an insertion and the
+// expiration or selection it caused share a timestamp).
+type serviceSpan struct {
+	from, to       trace.Time
+	fromIns, toIns uint32
+}
+
+// endedBefore reports whether the span ended before the queue's insertion
+// at t, the nth (from 0) of the queue's insertions at t.
+func (sp serviceSpan) endedBefore(t trace.Time, nth uint32) bool {
+	return sp.to < t || sp.to == t && nth >= sp.toIns
+}
+
+// startedBefore reports whether the span began before that insertion.
+func (sp serviceSpan) startedBefore(t trace.Time, nth uint32) bool {
+	return sp.from < t || sp.from == t && nth >= sp.fromIns
+}
+
+// inService returns, per pid, the spans during which the pid's sync queue
+// was BFQ's in-service queue, as the side's messages show them: from its
+// "set_in_service_queue" to its "expire" or the next queue's
 // "set_in_service_queue" (one queue is in service at a time; some paths
 // expire a queue without the message, __bfq_bfqq_expire from
-// bfq_exit_bfqq). Nil when the side logged no such messages.
-func inService(s *Side) map[uint32][][2]trace.Time {
-	var out map[uint32][][2]trace.Time
-	var cur uint32
-	var from trace.Time
+// bfq_exit_bfqq). A span still open at the side's end runs on to its end.
+// Nil when the side logged no such messages.
+func inService(s *Side) map[uint32][]serviceSpan {
+	var out map[uint32][]serviceSpan
+	var cur serviceSpan
+	var pid uint32
 	have := false
-	closeSpan := func(t trace.Time) {
+	closeSpan := func(i int, t trace.Time) {
 		if !have {
 			return
 		}
 		have = false
 		if out == nil {
-			out = map[uint32][][2]trace.Time{}
+			out = map[uint32][]serviceSpan{}
 		}
-		out[cur] = append(out[cur], [2]trace.Time{from, t})
+		cur.to, cur.toIns = t, s.insertsBefore(i, pid)
+		out[pid] = append(out[pid], cur)
 	}
 	for i := range s.Messages {
 		m := &s.Messages[i]
 		switch {
 		case strings.HasPrefix(m.Msg.Body, "set_in_service_queue"):
-			closeSpan(m.Time)
+			closeSpan(i, m.Time)
 			if m.Msg.PID > 0 && m.Msg.Sync {
-				cur, from, have = uint32(m.Msg.PID), m.Time, true
+				pid, have = uint32(m.Msg.PID), true
+				cur = serviceSpan{from: m.Time, fromIns: s.insertsBefore(i, pid)}
 			}
 		case strings.HasPrefix(m.Msg.Body, "expire ("):
-			if have && m.Msg.PID > 0 && uint32(m.Msg.PID) == cur && m.Msg.Sync {
-				closeSpan(m.Time)
+			if have && m.Msg.PID > 0 && uint32(m.Msg.PID) == pid && m.Msg.Sync {
+				closeSpan(i, m.Time)
 			}
 		}
+	}
+	if have {
+		if out == nil {
+			out = map[uint32][]serviceSpan{}
+		}
+		cur.to, cur.toIns = trace.Time(math.MaxInt64), 0
+		out[pid] = append(out[pid], cur)
 	}
 	return out
 }

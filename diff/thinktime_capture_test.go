@@ -2,6 +2,7 @@ package diff_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tracesched/tracesched/diff"
@@ -37,5 +38,51 @@ func TestThinkTimeRecomputedAsLogged(t *testing.T) {
 	}
 	if la.Agreement < 35.0/37-1e-9 {
 		t.Errorf("recomputed class agrees with the kernel's logged one on %.1f%% of %d, want 35 of 37 (94.6%%)", 100*la.Agreement, la.Points)
+	}
+}
+
+// TestThinkTimeInsertionsAsLogged: the insertions the measure samples and
+// classifies are those BFQ handled in __bfq_insert_request, which logs
+// "add_request" (bfq_add_request) once per request: on
+// fs-bfq-fsync-vs-seqread, per sync queue, as many as the kernel logged.
+// jbd2 (23778) inserted 4278 requests, 2139 journal writes and 2139 commit
+// blocks (PREFLUSH|FUA), but BFQ logged 2139 add_request: a commit block's
+// data comes back from the flush state machine at the head of the dispatch
+// list, past the queue. fio's 4 empty PREFLUSH bios (fsync's flush) never
+// reach the scheduler; its 4 FUA writes do.
+func TestThinkTimeInsertionsAsLogged(t *testing.T) {
+	name := "fs-bfq-fsync-vs-seqread"
+	path := filepath.Join(shared.Path(t, "captures", "recorded-fs", name), name)
+	in, err := blktrace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	s, err := diff.Load(in, in.Meta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds := map[uint32]int{}
+	for i := range s.Messages {
+		m := &s.Messages[i].Msg
+		if m.Sched == "bfq" && m.PID > 0 && m.Sync && strings.HasPrefix(m.Body, "add_request") {
+			adds[uint32(m.PID)]++
+		}
+	}
+	if adds[23778] != 2139 || adds[23871] != 2147 {
+		t.Fatalf("capture: add_request jbd2 %d, fio writer %d; want 2139, 2147", adds[23778], adds[23871])
+	}
+	tt := diff.Compare(s, s, diff.Options{}).ThinkTime
+	seen := map[uint32]bool{}
+	for _, q := range tt.PerQueue {
+		seen[q.PID] = true
+		if len(q.RealSeries) != adds[q.PID] {
+			t.Errorf("queue %s: %d insertions classified, the kernel logged %d add_request", q.Queue, len(q.RealSeries), adds[q.PID])
+		}
+	}
+	for pid, n := range adds {
+		if !seen[pid] {
+			t.Errorf("queue of pid %d: the kernel logged %d add_request, the measure has no series", pid, n)
+		}
 	}
 }

@@ -194,12 +194,14 @@ func CalibrateSeq(reqs iter.Seq[*trace.Request], opts device.CalibrateOptions, c
 // are kept aside in blocks and handed to the side once, at the end, in
 // their order: the side's Add would keep them in one slice grown as they
 // come, copied again at every growth. That is what Side.Add does with a
-// message (its Rebuilder ignores notify records), so the side is the same.
+// message (its Rebuilder ignores notify records; NoteMessage notes the
+// insertions of the message's instant), so the side is the same.
 func (c *Capture) Replay(cfg replay.Config, meta trace.Meta, sink func(*trace.Event) error, tick func()) (*diff.Side, replay.Result, error) {
 	pred := diff.NewSide(meta)
 	var msgs messageBlocks
 	res, err := replay.Run(c.Workload, cfg, func(e *trace.Event) error {
 		if e.Action == trace.ActionMessage {
+			pred.NoteMessage(msgs.n, e) // the insertions of its instant before it (diff's think time)
 			msgs.add(e)
 		} else {
 			pred.Add(e)

@@ -293,3 +293,49 @@ func TestCalibrateSeqFromSide(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaySideAsAdded: the predicted side Capture.Replay builds (its
+// messages kept aside and joined at the end) compares with the real one
+// exactly as a side fed every event through Side.Add: the same diff, think
+// time included, whose in-service spans need the insertions of each
+// message's instant (a replay stamps an insertion and the expiration or
+// selection it causes alike). fx-bfq-4seqread: without them the joined
+// side's think-time agreement was 0.203 against 1.
+func TestReplaySideAsAdded(t *testing.T) {
+	for _, name := range []string{"fx-bfq-4seqread", "fx-bfq-2cg-w100-900"} {
+		t.Run(name, func(t *testing.T) {
+			c := readFixture(t, name)
+			cal, err := Calibrate(c.DeviceRequests(), device.CalibrateOptions{Seed: 1}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := replay.Config{
+				NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return bfq.New(h, replay.Options{}) },
+				Device:       cal.Model.NewDevice(1),
+				Queue:        replay.Queue{Rotational: true},
+			}
+			meta := trace.Meta{Source: "replay", Extra: map[string]string{"scheduler": "bfq"}}
+			added := diff.NewSide(meta)
+			pred, _, err := c.Replay(cfg, meta, func(e *trace.Event) error { added.Add(e); return nil }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			added.Finish()
+			var a, b bytes.Buffer
+			ra, rb := diff.Compare(c.Real, pred, diff.Options{}), diff.Compare(c.Real, added, diff.Options{})
+			if err := ra.WriteJSON(&a); err != nil {
+				t.Fatal(err)
+			}
+			if err := rb.WriteJSON(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Errorf("Capture.Replay's side: think-time agreement %v of %d; the side fed by Add: %v of %d; the diffs differ",
+					ra.ThinkTime.Agreement, ra.ThinkTime.Compared, rb.ThinkTime.Agreement, rb.ThinkTime.Compared)
+			}
+			if ra.ThinkTime.Compared == 0 {
+				t.Error("no think-time classes compared")
+			}
+		})
+	}
+}
