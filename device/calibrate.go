@@ -46,6 +46,14 @@ type CalibrateOptions struct {
 
 	ahead bool // fit the bytes-ahead term where the samples allow (step 5)
 	seq   bool // fit the sequential-stream factors where the samples allow (step 5)
+	// NoCurves keeps the averaged load and the depth curves
+	// (NonRotational.DepthWindow and Curves) out of a non-rotational
+	// model: step 5 does not consider them.
+	NoCurves bool
+	// curves: fit the averaged load over depthWindow and the depth
+	// curves (step 5); the samples' avg must be set for depthWindow.
+	curves      bool
+	depthWindow time.Duration
 	// NotRotational says the capture's device is known not to be
 	// rotational (a rig's manifest with rotational=0): Calibrate then
 	// considers the non-rotational kind only, unless Kind forces one.
@@ -469,6 +477,14 @@ func calibrate(sum summary, win func(n int) *capture, full func() *capture, opts
 				o.Flat = true
 				alts = append(alts, o)
 			}
+			if !opts.NoCurves && lowDepth(c.samples) < minSaturatedBelow && !unloaded(c.samples) {
+				o := base
+				o.curves, o.depthWindow = true, time.Duration(math.Round(max(sum.meanD2C, 1)))
+				o.NoBatching = true // the bunches are what the averaged load reads through
+				c.setDepthAvg(o.depthWindow)
+				cv.setDepthAvg(o.depthWindow)
+				alts = append(alts, o)
+			}
 			kept := base
 			for _, o := range alts {
 				alt := fitKind(best.Kind, c.samples, o)
@@ -661,7 +677,14 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 				}
 			}
 		}
+		if opts.curves {
+			use = withLoad(use, opts.depthWindow)
+		}
 		m.NonRotational = fitNonRotational(use, opts.Quantiles)
+		if opts.curves {
+			m.NonRotational.DepthWindow = opts.depthWindow
+			fitCurves(m.NonRotational, use, opts.Quantiles)
+		}
 		if b != nil {
 			// The bunches carry the load: an opener's latency does not
 			// depend on the requests on the device (the openers seldom see
@@ -686,7 +709,7 @@ func fitKind(k Kind, ss []sample, opts CalibrateOptions) *Model {
 		// SaturatedBelow is the count measure's: the bytes ahead hold the
 		// throughput at a lower depth by themselves (fewer bytes ahead,
 		// less wait), and a flat model has no load to hold it by.
-		if k := lowDepth(ss); k >= minSaturatedBelow && !opts.Flat && !m.NonRotational.hasAhead() {
+		if k := lowDepth(ss); k >= minSaturatedBelow && !opts.Flat && !m.NonRotational.hasAhead() && !opts.curves {
 			m.NonRotational.SaturatedBelow = k
 			var sum float64
 			for _, s := range ss {

@@ -3,6 +3,7 @@ package device
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
@@ -29,6 +30,9 @@ type sample struct {
 	// seq: it continues a stream (streams.issue over every request
 	// issued before it, in replay order), as Timing tells it.
 	seq bool
+	// avg: the requests on the device averaged over the capture's
+	// avgWindow at its issue (setDepthAvg; NonRotational.DepthWindow).
+	avg float64
 }
 
 // event is an issue or completion in a capture, in replay order.
@@ -50,6 +54,8 @@ type capture struct {
 	events  []event
 	samples []sample // in issue order
 	skipped int      // requests that reached the device but lack a D or a C
+	// avgWindow is the window the samples' avg were set for (0: not set).
+	avgWindow time.Duration
 }
 
 // prepare builds a capture from rebuilt requests.

@@ -38,6 +38,9 @@ type Timing struct {
 	avgK, slowK float64
 	avgAt       trace.Time
 	avgOn       bool
+	// Non-rotational with DepthWindow: the requests on the device
+	// averaged over it (NonRotational.load).
+	depth depthAvg
 
 	// Rotational only.
 	queue  []queued   // requests on the device, in service order
@@ -103,7 +106,8 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		if isFlush(rq.Cat, rq.Bytes) {
 			done = now + trace.Time(nsRound(n.flushLatency(ahead, u)))
 		} else {
-			done = now + trace.Time(nsRound(n.latencyAvg(len(t.inflight), t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, seq, u)))
+			k := n.load(len(t.inflight), t.depth.v)
+			done = now + trace.Time(nsRound(n.latencyAvg(k, t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, seq, u)))
 		}
 		if n.Batching != nil && !isFlush(rq.Cat, rq.Bytes) {
 			done = n.Batching.place(&t.bunch, OpOf(rq.Cat, rq.Bytes), now, done)
@@ -138,6 +142,9 @@ func (t *Timing) Done(now trace.Time, rq *replay.Request) {
 // SaturatedBelow, the capture's operating point.
 func (t *Timing) average(now trace.Time) {
 	n := t.m.NonRotational
+	if t.m.Kind == KindNonRotational && n.DepthWindow > 0 {
+		t.depth.advance(int64(now), len(t.inflight), n.DepthWindow)
+	}
 	if t.m.Kind != KindNonRotational || n.SaturatedBelow <= 1 {
 		return
 	}
@@ -164,8 +171,9 @@ func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, ahead f
 // latencyAvg is latency with the requests on the device averaged avg and
 // slow (saturationAvg).
 func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, ahead float64, seq bool, u float64) float64 {
-	ot := n.op(OpOf(cat, bytes))
-	l := ot.mean(bytes) * ot.sat(n.saturationAvg(k, avg, slow)) * ot.seqScale(seq)
+	o := OpOf(cat, bytes)
+	ot := n.op(o)
+	l := ot.mean(bytes) * n.factor(o, bytes, k, avg, slow) * ot.seqScale(seq)
 	if r := ot.residual(k, seq); r.Len() > 0 {
 		l *= r.At(u)
 	}

@@ -1,0 +1,387 @@
+package device
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// DepthCurve is the latency factor of one operation class and size band
+// as a function of the load (NonRotational.Curves): Factors[i] at Depths[i]
+// requests on the device (the load measure of the model:
+// NonRotational.load), multiplying the class's unsaturated latency
+// Base+PerByte*bytes. Version 5 on.
+//
+// Between two depths the factor is interpolated linearly; below the first
+// depth and above the last one it follows the shape of the model's shared
+// factor (NonRotational.measured to the class's SatExp) from the nearest
+// point, so that a depth the capture did not show for this size is
+// extrapolated as the capture's other requests saw the device behave.
+type DepthCurve struct {
+	// Op is the class: "read" or "write" (the flushes of "other" are
+	// timed by flushLatency, without a load factor).
+	Op string `json:"op"`
+	// Bytes is the band's size, bytes: the geometric mean of the sizes
+	// of the requests it was fitted on (a band holds the sizes within a
+	// factor sqrt(2) of a power of two times 4 KiB).
+	Bytes   uint32    `json:"bytes"`
+	Depths  []int     `json:"depths"`  // rising, at least 1
+	Factors []float64 `json:"factors"` // factor at Depths[i], > 0
+	N       int       `json:"n"`       // requests it was fitted on
+}
+
+// Bounds of the depth curves (Validate): at most maxCurves curves of at
+// most maxCurvePoints points each.
+const (
+	maxCurves      = 64
+	maxCurvePoints = 1024
+)
+
+// curveOp maps DepthCurve.Op to a class.
+func curveOp(s string) (Op, bool) {
+	switch s {
+	case "read":
+		return OpRead, true
+	case "write":
+		return OpWrite, true
+	}
+	return 0, false
+}
+
+// validateCurves reports the first inconsistency of n's depth curves and
+// depth window, or nil.
+func (n *NonRotational) validateCurves(version int) error {
+	if n.DepthWindow < 0 || n.DepthWindow > MaxServiceTime {
+		return fmt.Errorf("nonrotational depth_window_ns %d not in 0..%d (device.MaxServiceTime)", n.DepthWindow, MaxServiceTime)
+	}
+	if (n.DepthWindow > 0 || len(n.Curves) > 0) && version < 5 {
+		return fmt.Errorf("nonrotational depth_window_ns or depth_curves in a version %d model", version)
+	}
+	if len(n.Curves) > maxCurves {
+		return fmt.Errorf("nonrotational depth_curves: %d curves, at most %d", len(n.Curves), maxCurves)
+	}
+	for i, c := range n.Curves {
+		o, ok := curveOp(c.Op)
+		if !ok {
+			return fmt.Errorf("nonrotational depth_curves[%d]: op %q, want \"read\" or \"write\"", i, c.Op)
+		}
+		if c.Bytes == 0 {
+			return fmt.Errorf("nonrotational depth_curves[%d]: bytes 0", i)
+		}
+		if i > 0 {
+			po, _ := curveOp(n.Curves[i-1].Op)
+			if po > o || (po == o && n.Curves[i-1].Bytes >= c.Bytes) {
+				return fmt.Errorf("nonrotational depth_curves[%d]: not after depth_curves[%d] (want read before write, then rising bytes)", i, i-1)
+			}
+		}
+		if len(c.Depths) == 0 || len(c.Depths) != len(c.Factors) || len(c.Depths) > maxCurvePoints {
+			return fmt.Errorf("nonrotational depth_curves[%d]: %d depths and %d factors, want as many, 1 to %d", i, len(c.Depths), len(c.Factors), maxCurvePoints)
+		}
+		for j, d := range c.Depths {
+			if d < 1 || d > maxParallelism || (j > 0 && d <= c.Depths[j-1]) {
+				return fmt.Errorf("nonrotational depth_curves[%d]: depths[%d] %d not rising within 1..%d", i, j, d, maxParallelism)
+			}
+		}
+		for j, f := range c.Factors {
+			if !(f > 0) || f > maxFactor {
+				return fmt.Errorf("nonrotational depth_curves[%d]: factors[%d] %v not in (0, %g]", i, j, f, float64(maxFactor))
+			}
+		}
+	}
+	return nil
+}
+
+// load returns the load measure a request issued with k requests on the
+// device (itself included) takes, the requests on the device having
+// averaged avg over DepthWindow: k without a DepthWindow, else the larger
+// of k and avg rounded. The count at the issue alone misreads a device
+// that completes in bunches: a closed loop resubmits after each bunch, so
+// its first requests find few on a device that it keeps full (recorded-fs/
+// raw-sweep-none: 4 KiB reads at iodepth 16 are issued with 1 to 16 on the
+// device in equal parts, and all take about 460 us, where the qd1 ones,
+// all issued with 1, take 69 us).
+func (n *NonRotational) load(k int, avg float64) int {
+	if n.DepthWindow <= 0 {
+		return k
+	}
+	return max(k, int(math.Round(min(avg, maxParallelism))))
+}
+
+// factor returns the load factor of a request of class o and size bytes at
+// load k (NonRotational.load's), as the class takes it: its depth curves
+// where it has some, else the shared factor to its SatExp. avg and slow
+// are the averages saturationAvg reads (SaturatedBelow).
+func (n *NonRotational) factor(o Op, bytes uint32, k int, avg, slow float64) float64 {
+	ot := n.op(o)
+	shared := func(k int) float64 { return ot.sat(n.saturationAvg(k, avg, slow)) }
+	if len(n.Curves) == 0 || o == OpOther {
+		return shared(k)
+	}
+	lo, hi := -1, -1 // the curves of o around bytes
+	for i := range n.Curves {
+		co, _ := curveOp(n.Curves[i].Op)
+		if co != o {
+			continue
+		}
+		if n.Curves[i].Bytes <= bytes {
+			lo = i
+		} else if hi < 0 {
+			hi = i
+		}
+	}
+	switch {
+	case lo < 0 && hi < 0:
+		return shared(k)
+	case lo < 0:
+		return n.Curves[hi].at(k, shared)
+	case hi < 0 || n.Curves[lo].Bytes == bytes:
+		return n.Curves[lo].at(k, shared)
+	}
+	a, b := &n.Curves[lo], &n.Curves[hi]
+	t := (math.Log(float64(bytes)) - math.Log(float64(a.Bytes))) / (math.Log(float64(b.Bytes)) - math.Log(float64(a.Bytes)))
+	fa, fb := a.at(k, shared), b.at(k, shared)
+	return fa + (fb-fa)*t
+}
+
+// at returns the curve's factor at load k: interpolated linearly between
+// its depths, and beyond them the nearest point's factor times shared(k)
+// over shared at that point.
+func (c *DepthCurve) at(k int, shared func(int) float64) float64 {
+	i := sort.SearchInts(c.Depths, k) // first depth >= k
+	switch {
+	case i < len(c.Depths) && c.Depths[i] == k:
+		return c.Factors[i]
+	case i == 0:
+		return c.Factors[0] * ratio(shared(k), shared(c.Depths[0]))
+	case i == len(c.Depths):
+		l := len(c.Depths) - 1
+		return c.Factors[l] * ratio(shared(k), shared(c.Depths[l]))
+	}
+	d0, d1 := float64(c.Depths[i-1]), float64(c.Depths[i])
+	t := (float64(k) - d0) / (d1 - d0)
+	return c.Factors[i-1] + (c.Factors[i]-c.Factors[i-1])*t
+}
+
+// ratio returns a/b, 1 when b is not positive.
+func ratio(a, b float64) float64 {
+	if !(b > 0) {
+		return 1
+	}
+	return a / b
+}
+
+// sizeBand returns the band of a request of size bytes (DepthCurve.Bytes):
+// log2(bytes/4096) rounded, at least 0.
+func sizeBand(bytes uint32) int {
+	if bytes <= 4096 {
+		return 0
+	}
+	return int(math.Round(math.Log2(float64(bytes) / 4096)))
+}
+
+// depthAvg is the exponential average of the requests on a device over a
+// window, as NonRotational.DepthWindow reads it: the count held since the
+// last update weighs 1 - exp(-dt/window). Timing and the fit (capture's
+// setDepthAvg) update it alike, before each issue and each completion.
+type depthAvg struct {
+	v  float64
+	at int64
+	on bool
+}
+
+// advance brings the average to now, k requests having been on the device
+// since the last update; the first update starts it at 0 (an idle device).
+func (a *depthAvg) advance(now int64, k int, window time.Duration) {
+	if !a.on {
+		a.v, a.at, a.on = 0, now, true
+		return
+	}
+	if dt := now - a.at; dt > 0 {
+		a.v += (float64(k) - a.v) * (1 - math.Exp(-float64(dt)/float64(window)))
+		a.at = now
+	}
+}
+
+// setDepthAvg sets every sample's avg: the requests on the device
+// averaged over window (depthAvg) at its issue, walking the capture's
+// events as a Timing driven by them (predict) would.
+func (c *capture) setDepthAvg(window time.Duration) {
+	if c.avgWindow == window {
+		return
+	}
+	pos := make([]int, len(c.rqs))
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i, s := range c.samples {
+		pos[s.req] = i
+	}
+	var a depthAvg
+	on := 0
+	for _, e := range c.events {
+		a.advance(int64(e.t), on, window)
+		if e.done {
+			on--
+			continue
+		}
+		on++
+		if i := pos[e.req]; i >= 0 {
+			c.samples[i].avg = a.v
+		}
+	}
+	c.avgWindow = window
+}
+
+// minCurveGroup is the fewest requests of a class, size band and load for
+// that load to be a point of the band's curve.
+const minCurveGroup = 50
+
+// fitCurves gives n depth curves fitted on ss, whose k is the load
+// measure n times them by (NonRotational.load):
+//
+//  1. The reads and the writes (flushes and "other" left out) are grouped
+//     by size band (sizeBand) and load.
+//  2. Each group of at least minCurveGroup requests is a point of its
+//     band's curve: the factor is the sum of their D2C over the sum of
+//     their unsaturated latencies (Base+PerByte*bytes), so that the
+//     model's mean latency of the group is the capture's.
+//  3. A band's size is the geometric mean of its requests' sizes.
+//  4. The residual tables are fitted again on D2C over the latency with
+//     the curves (by in-flight bucket where n has such tables).
+func fitCurves(n *NonRotational, ss []sample, nq int) {
+	type key struct {
+		op   Op
+		band int
+	}
+	type point struct{ y, u float64 }
+	type band struct {
+		logs float64
+		n    int
+		pts  map[int]*point
+	}
+	bands := map[key]*band{}
+	for _, s := range ss {
+		if s.op == OpOther {
+			continue
+		}
+		kk := key{s.op, sizeBand(s.bytes)}
+		b := bands[kk]
+		if b == nil {
+			b = &band{pts: map[int]*point{}}
+			bands[kk] = b
+		}
+		b.logs += math.Log(float64(max(s.bytes, 1)))
+		b.n++
+		p := b.pts[s.k]
+		if p == nil {
+			p = &point{}
+			b.pts[s.k] = p
+		}
+		p.y += s.d2c
+		p.u += n.op(s.op).mean(s.bytes)
+	}
+	// Count per point to apply minCurveGroup.
+	cnt := map[key]map[int]int{}
+	for _, s := range ss {
+		if s.op == OpOther {
+			continue
+		}
+		kk := key{s.op, sizeBand(s.bytes)}
+		if cnt[kk] == nil {
+			cnt[kk] = map[int]int{}
+		}
+		cnt[kk][s.k]++
+	}
+	keys := make([]key, 0, len(bands))
+	for k := range bands {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.op != b.op {
+			return int(a.op) - int(b.op)
+		}
+		return a.band - b.band
+	})
+	var curves []DepthCurve
+	for _, kk := range keys {
+		b := bands[kk]
+		c := DepthCurve{Op: kk.op.String(), Bytes: uint32(math.Round(math.Exp(b.logs / float64(b.n))))}
+		var ds []int
+		for d := range b.pts {
+			if cnt[kk][d] >= minCurveGroup && b.pts[d].u > 0 && b.pts[d].y > 0 {
+				ds = append(ds, d)
+			}
+		}
+		slices.Sort(ds)
+		for _, d := range ds {
+			c.Depths = append(c.Depths, d)
+			c.Factors = append(c.Factors, min(b.pts[d].y/b.pts[d].u, maxFactor))
+			c.N += cnt[kk][d]
+		}
+		if len(c.Depths) == 0 || len(curves) == maxCurves {
+			continue
+		}
+		if l := len(c.Depths); l > maxCurvePoints { // keep every l/max-th
+			var d2 []int
+			var f2 []float64
+			for j := 0; j < l; j += (l + maxCurvePoints - 1) / maxCurvePoints {
+				d2, f2 = append(d2, c.Depths[j]), append(f2, c.Factors[j])
+			}
+			c.Depths, c.Factors = d2, f2
+		}
+		// Bands whose geometric means round to one size: keep the first.
+		if len(curves) > 0 && curves[len(curves)-1].Op == c.Op && curves[len(curves)-1].Bytes >= c.Bytes {
+			continue
+		}
+		curves = append(curves, c)
+	}
+	n.Curves = curves
+	// The residuals with the curves.
+	for o := range numOps {
+		t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]
+		if t == nil || Op(o) == OpOther {
+			continue
+		}
+		var r []float64
+		var byB [][]float64
+		for _, s := range ss {
+			if s.op != Op(o) {
+				continue
+			}
+			if m := t.mean(s.bytes) * n.sampleFactor(s); m > 0 {
+				r = append(r, s.d2c/m)
+				bk := InflightBucket(s.k)
+				for len(byB) <= bk {
+					byB = append(byB, nil)
+				}
+				byB[bk] = append(byB[bk], s.d2c/m)
+			}
+		}
+		if len(r) == 0 {
+			continue
+		}
+		t.Residual = QuantilesOf(r, nq)
+		if t.ByInflight != nil {
+			t.ByInflight = make([]Quantiles, len(byB))
+			for bk, rs := range byB {
+				if len(rs) >= minBucket {
+					t.ByInflight[bk] = QuantilesOf(rs, max(nq/4, 16))
+				}
+			}
+		}
+	}
+}
+
+// withLoad returns a copy of ss with each sample's k replaced by the load
+// measure of a model with DepthWindow window (NonRotational.load; the
+// samples' avg set for it).
+func withLoad(ss []sample, window time.Duration) []sample {
+	n := &NonRotational{DepthWindow: window}
+	out := slices.Clone(ss)
+	for i := range out {
+		out[i].k = n.load(out[i].k, out[i].avg)
+	}
+	return out
+}
