@@ -30,6 +30,19 @@ type DepthCurve struct {
 	Depths  []int     `json:"depths"`  // rising, at least 1
 	Factors []float64 `json:"factors"` // factor at Depths[i], > 0
 	N       int       `json:"n"`       // requests it was fitted on
+	// Residual, when set, is the residual table of the band's requests
+	// (multipliers of the latency with the curve's factor, mean about
+	// 1): it replaces the class's Residual and ByInflight for the
+	// requests nearest this band in log size. A class's pooled table
+	// spreads a stall of its 4 KiB requests (hundreds of times their
+	// latency) over its 1 MiB ones.
+	Residual Quantiles `json:"residual,omitzero"`
+	// ByInflight, when set, holds the band's residual tables by load
+	// bucket (InflightBucket) where it had at least minBucket requests;
+	// an empty or missing entry falls back to Residual. A stall of the
+	// host costs a request a time, not a multiple of its latency: 200 ms
+	// is 200 times a 1 MiB read at depth 1 and 3 times one at depth 64.
+	ByInflight []Quantiles `json:"residual_by_inflight,omitempty"`
 }
 
 // Bounds of the depth curves (Validate): at most maxCurves curves of at
@@ -37,6 +50,9 @@ type DepthCurve struct {
 const (
 	maxCurves      = 64
 	maxCurvePoints = 1024
+	// maxInflightBuckets bounds DepthCurve.ByInflight: the buckets of
+	// loads up to maxParallelism (InflightBucket(10240) = 14).
+	maxInflightBuckets = 15
 )
 
 // curveOp maps DepthCurve.Op to a class.
@@ -89,24 +105,41 @@ func (n *NonRotational) validateCurves(version int) error {
 				return fmt.Errorf("nonrotational depth_curves[%d]: factors[%d] %v not in (0, %g]", i, j, f, float64(maxFactor))
 			}
 		}
+		if len(c.ByInflight) > maxInflightBuckets {
+			return fmt.Errorf("nonrotational depth_curves[%d]: %d residual_by_inflight tables, at most %d", i, len(c.ByInflight), maxInflightBuckets)
+		}
+		for _, q := range append([]Quantiles{c.Residual}, c.ByInflight...) {
+			if err := q.validate(); err != nil {
+				return fmt.Errorf("nonrotational depth_curves[%d] residual: %w", i, err)
+			}
+			for _, x := range q.X {
+				if !(x >= 0) || x > maxFactor {
+					return fmt.Errorf("nonrotational depth_curves[%d] residual: multiplier %v not in [0, %g]", i, x, float64(maxFactor))
+				}
+			}
+		}
 	}
 	return nil
 }
 
 // load returns the load measure a request issued with k requests on the
-// device (itself included) takes, the requests on the device having
-// averaged avg over DepthWindow: k without a DepthWindow, else the larger
-// of k and avg rounded. The count at the issue alone misreads a device
-// that completes in bunches: a closed loop resubmits after each bunch, so
-// its first requests find few on a device that it keeps full (recorded-fs/
-// raw-sweep-none: 4 KiB reads at iodepth 16 are issued with 1 to 16 on the
-// device in equal parts, and all take about 460 us, where the qd1 ones,
-// all issued with 1, take 69 us).
-func (n *NonRotational) load(k int, avg float64) int {
+// device (itself included) takes, peak being the decaying peak of the
+// requests on the device over DepthWindow (depthPeak): k without a
+// DepthWindow, else the larger of k and peak rounded up. The count at the
+// issue alone misreads a device that completes in bunches: a closed loop
+// resubmits after each bunch, so its first requests find few on a device
+// that it keeps full (recorded-fs/raw-sweep-none: 4 KiB reads at iodepth
+// 16 are issued with 1 to 16 on the device in equal parts, and all take
+// about 460 us, where the qd1 ones, all issued with 1, take 69 us). The
+// peak puts every request of such a resubmission at the depth the loop
+// keeps, as a replay that completes them one by one issues them; an
+// average would put them below it, the more so the longer the device
+// stays drained between bunches.
+func (n *NonRotational) load(k int, peak float64) int {
 	if n.DepthWindow <= 0 {
 		return k
 	}
-	return max(k, int(math.Round(min(avg, maxParallelism))))
+	return max(k, int(math.Ceil(min(peak, maxParallelism)-1e-9)))
 }
 
 // factor returns the load factor of a request of class o and size bytes at
@@ -145,6 +178,28 @@ func (n *NonRotational) factor(o Op, bytes uint32, k int, avg, slow float64) flo
 	return fa + (fb-fa)*t
 }
 
+// curveResidual returns the residual table of the curve of class o
+// nearest bytes in log size at load k, empty when there is none.
+func (n *NonRotational) curveResidual(o Op, bytes uint32, k int) Quantiles {
+	best, bestD := -1, math.Inf(1)
+	for i := range n.Curves {
+		if co, _ := curveOp(n.Curves[i].Op); co != o {
+			continue
+		}
+		if d := math.Abs(math.Log(float64(max(bytes, 1))) - math.Log(float64(n.Curves[i].Bytes))); d < bestD {
+			best, bestD = i, d
+		}
+	}
+	if best < 0 {
+		return Quantiles{}
+	}
+	c := &n.Curves[best]
+	if b := InflightBucket(k); b < len(c.ByInflight) && c.ByInflight[b].Len() > 0 {
+		return c.ByInflight[b]
+	}
+	return c.Residual
+}
+
 // at returns the curve's factor at load k: interpolated linearly between
 // its depths, and beyond them the nearest point's factor times shared(k)
 // over shared at that point.
@@ -181,34 +236,37 @@ func sizeBand(bytes uint32) int {
 	return int(math.Round(math.Log2(float64(bytes) / 4096)))
 }
 
-// depthAvg is the exponential average of the requests on a device over a
-// window, as NonRotational.DepthWindow reads it: the count held since the
-// last update weighs 1 - exp(-dt/window). Timing and the fit (capture's
-// setDepthAvg) update it alike, before each issue and each completion.
-type depthAvg struct {
+// depthPeak is the decaying peak of the requests on a device, as
+// NonRotational.DepthWindow reads it: the most requests held at once,
+// decaying by exp(-dt/window) while fewer are held (a drain shorter than
+// a small part of the window leaves it within one request of the peak).
+// Timing and the fit (capture's setDepthPeak) update it alike, before
+// each issue and each completion.
+type depthPeak struct {
 	v  float64
 	at int64
 	on bool
 }
 
-// advance brings the average to now, k requests having been on the device
-// since the last update; the first update starts it at 0 (an idle device).
-func (a *depthAvg) advance(now int64, k int, window time.Duration) {
+// advance brings the peak to now, k requests having been on the device
+// since the last update: max(peak*exp(-dt/window), k); the first update
+// starts it at 0 (an idle device).
+func (a *depthPeak) advance(now int64, k int, window time.Duration) {
 	if !a.on {
 		a.v, a.at, a.on = 0, now, true
 		return
 	}
 	if dt := now - a.at; dt > 0 {
-		a.v += (float64(k) - a.v) * (1 - math.Exp(-float64(dt)/float64(window)))
+		a.v = max(a.v*math.Exp(-float64(dt)/float64(window)), float64(k))
 		a.at = now
 	}
 }
 
-// setDepthAvg sets every sample's avg: the requests on the device
-// averaged over window (depthAvg) at its issue, walking the capture's
-// events as a Timing driven by them (predict) would.
-func (c *capture) setDepthAvg(window time.Duration) {
-	if c.avgWindow == window {
+// setDepthPeak sets every sample's peak: the decaying peak of the
+// requests on the device over window (depthPeak) at its issue, walking
+// the capture's events as a Timing driven by them (predict) would.
+func (c *capture) setDepthPeak(window time.Duration) {
+	if c.peakWindow == window {
 		return
 	}
 	pos := make([]int, len(c.rqs))
@@ -218,7 +276,7 @@ func (c *capture) setDepthAvg(window time.Duration) {
 	for i, s := range c.samples {
 		pos[s.req] = i
 	}
-	var a depthAvg
+	var a depthPeak
 	on := 0
 	for _, e := range c.events {
 		a.advance(int64(e.t), on, window)
@@ -228,10 +286,10 @@ func (c *capture) setDepthAvg(window time.Duration) {
 		}
 		on++
 		if i := pos[e.req]; i >= 0 {
-			c.samples[i].avg = a.v
+			c.samples[i].peak = a.v
 		}
 	}
-	c.avgWindow = window
+	c.peakWindow = window
 }
 
 // minCurveGroup is the fewest requests of a class, size band and load for
@@ -246,7 +304,14 @@ const minCurveGroup = 50
 //  2. Each group of at least minCurveGroup requests is a point of its
 //     band's curve: the factor is the sum of their D2C over the sum of
 //     their unsaturated latencies (Base+PerByte*bytes), so that the
-//     model's mean latency of the group is the capture's.
+//     model's mean latency of the group is the capture's; then the
+//     factors of a curve are made nondecreasing in the load (pooling
+//     adjacent points that fall, nondecreasing): a device is not faster
+//     with more requests on it, and a fall says where in a bunch a
+//     request was issued, not the load (recorded-fs rig capture
+//     fs-mqdl-fsync1-vs-seqread: 1.25 MiB reads issued with 2 to 9 on
+//     the device took 6.5 to 5.6 ms, the last issued of each
+//     resubmission the shortest, as they completed together).
 //  3. A band's size is the geometric mean of its requests' sizes.
 //  4. The residual tables are fitted again on D2C over the latency with
 //     the curves (by in-flight bucket where n has such tables).
@@ -315,10 +380,16 @@ func fitCurves(n *NonRotational, ss []sample, nq int) {
 			}
 		}
 		slices.Sort(ds)
+		ws := make([]float64, 0, len(ds))
 		for _, d := range ds {
 			c.Depths = append(c.Depths, d)
-			c.Factors = append(c.Factors, min(b.pts[d].y/b.pts[d].u, maxFactor))
+			c.Factors = append(c.Factors, b.pts[d].y/b.pts[d].u)
+			ws = append(ws, b.pts[d].u)
 			c.N += cnt[kk][d]
+		}
+		nondecreasing(c.Factors, ws)
+		for i := range c.Factors {
+			c.Factors[i] = min(c.Factors[i], maxFactor)
 		}
 		if len(c.Depths) == 0 || len(curves) == maxCurves {
 			continue
@@ -372,16 +443,105 @@ func fitCurves(n *NonRotational, ss []sample, nq int) {
 			}
 		}
 	}
+	// Each curve's own residuals: of the requests nearest it.
+	byC := make([][]float64, len(n.Curves))
+	byCB := make([][][]float64, len(n.Curves))
+	for _, s := range ss {
+		if s.op == OpOther {
+			continue
+		}
+		best, bestD := -1, math.Inf(1)
+		for i := range n.Curves {
+			if co, _ := curveOp(n.Curves[i].Op); co != s.op {
+				continue
+			}
+			if d := math.Abs(math.Log(float64(max(s.bytes, 1))) - math.Log(float64(n.Curves[i].Bytes))); d < bestD {
+				best, bestD = i, d
+			}
+		}
+		if m := n.op(s.op).mean(s.bytes) * n.sampleFactor(s); best >= 0 && m > 0 {
+			byC[best] = append(byC[best], s.d2c/m)
+			b := min(InflightBucket(s.k), maxInflightBuckets-1)
+			for len(byCB[best]) <= b {
+				byCB[best] = append(byCB[best], nil)
+			}
+			byCB[best][b] = append(byCB[best][b], s.d2c/m)
+		}
+	}
+	for i, rs := range byC {
+		if len(rs) >= minBucket {
+			n.Curves[i].Residual = QuantilesOf(rs, max(nq/4, 16))
+		}
+		if len(byCB[i]) > 1 {
+			n.Curves[i].ByInflight = make([]Quantiles, len(byCB[i]))
+			for b, rs := range byCB[i] {
+				if len(rs) >= minBucket {
+					n.Curves[i].ByInflight[b] = QuantilesOf(rs, max(nq/4, 16))
+				}
+			}
+		}
+	}
+}
+
+// nondecreasing replaces fs by its weighted least-squares fit among the
+// nondecreasing sequences (pool adjacent violators), weights ws > 0: the
+// mean of each pooled run weighted by ws. With ws the points' summed
+// unsaturated latencies, a pooled run's factor is still the sum of its
+// D2C over the sum of those latencies.
+func nondecreasing(fs, ws []float64) {
+	type block struct {
+		v, w float64
+		n    int
+	}
+	var bs []block
+	for i := range fs {
+		bs = append(bs, block{fs[i], ws[i], 1})
+		for len(bs) > 1 && bs[len(bs)-2].v > bs[len(bs)-1].v {
+			a, b := bs[len(bs)-2], bs[len(bs)-1]
+			bs = bs[:len(bs)-2]
+			bs = append(bs, block{(a.v*a.w + b.v*b.w) / (a.w + b.w), a.w + b.w, a.n + b.n})
+		}
+	}
+	i := 0
+	for _, b := range bs {
+		for range b.n {
+			fs[i] = b.v
+			i++
+		}
+	}
+}
+
+// minCurveSpan is the least ratio of a curve's deepest load to its
+// shallowest for Calibrate's step 5 to consider a model with depth
+// curves (curvesSpan).
+const minCurveSpan = 8
+
+// curvesSpan reports whether some depth curve of n spans loads a factor
+// minCurveSpan apart: a capture that shows a size band over a range of
+// depths, as a sweep does (recorded-fs/raw-sweep-none: 1 to 64; a probe:
+// 1 to 64 for every cell). Over a narrower range the curves say little
+// the shared factor does not, and they follow where in a bunch the
+// capture issued its requests: the rig capture fs-mqdl-fsync1-vs-seqread
+// (1.25 MiB reads at loads 2 to 9), whose in-sample and cross-validated
+// demerits fall from 8.0 % to 4.0 % and 46 % to 39 % with them, replays
+// its reader 17 % slow with them and 9 % without.
+func (n *NonRotational) curvesSpan() bool {
+	for _, c := range n.Curves {
+		if c.Depths[len(c.Depths)-1] >= minCurveSpan*c.Depths[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // withLoad returns a copy of ss with each sample's k replaced by the load
 // measure of a model with DepthWindow window (NonRotational.load; the
-// samples' avg set for it).
+// samples' peak set for it).
 func withLoad(ss []sample, window time.Duration) []sample {
 	n := &NonRotational{DepthWindow: window}
 	out := slices.Clone(ss)
 	for i := range out {
-		out[i].k = n.load(out[i].k, out[i].avg)
+		out[i].k = n.load(out[i].k, out[i].peak)
 	}
 	return out
 }

@@ -162,12 +162,12 @@ type NonRotational struct {
 	// nil: every request completes at its own time. Version 2 on.
 	Batching *Batching `json:"batching,omitempty"`
 
-	// DepthWindow, when above 0, is the time constant of the average of
-	// the requests on the device, ns, that the load measure reads: a
-	// request issued with k on the device (itself included) is timed at
-	// the larger of k and that average rounded (load), for the factors,
-	// the line, the depth curves and the residual buckets alike. 0: k.
-	// Version 5 on.
+	// DepthWindow, when above 0, is the time constant of the decaying
+	// peak of the requests on the device, ns, that the load measure
+	// reads: a request issued with k on the device (itself included) is
+	// timed at the larger of k and that peak rounded up (load), for the
+	// factors, the line, the depth curves and the residual buckets alike
+	// (the capture's mean D2C when fitted). 0: k. Version 5 on.
 	DepthWindow time.Duration `json:"depth_window_ns,omitempty"`
 	// Curves, when set, replaces the shared factor for the reads and the
 	// writes with a factor per size band and load (DepthCurve), rising

@@ -40,7 +40,7 @@ type Timing struct {
 	avgOn       bool
 	// Non-rotational with DepthWindow: the requests on the device
 	// averaged over it (NonRotational.load).
-	depth depthAvg
+	depth depthPeak
 
 	// Rotational only.
 	queue  []queued   // requests on the device, in service order
@@ -174,7 +174,13 @@ func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category,
 	o := OpOf(cat, bytes)
 	ot := n.op(o)
 	l := ot.mean(bytes) * n.factor(o, bytes, k, avg, slow) * ot.seqScale(seq)
-	if r := ot.residual(k, seq); r.Len() > 0 {
+	r := ot.residual(k, seq)
+	if len(n.Curves) > 0 && !(seq && ot.Seq > 0 && ot.SeqResidual.Len() > 0) {
+		if cr := n.curveResidual(o, bytes, k); cr.Len() > 0 {
+			r = cr
+		}
+	}
+	if r.Len() > 0 {
 		l *= r.At(u)
 	}
 	return l + ot.wait(ahead)
