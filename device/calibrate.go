@@ -124,7 +124,9 @@ type Fit struct {
 	BatchingRejected bool `json:"batching_rejected"`
 	// Load is the measure of the load on the device the non-rotational
 	// model times requests by (step 5): "requests" (the count on the
-	// device: saturation factors), "bytes ahead" (OpTiming.Ahead) or
+	// device: saturation factors), "requests, peaked" (the depth curves
+	// over the larger of the count and its decaying peak:
+	// NonRotational.DepthWindow), "bytes ahead" (OpTiming.Ahead) or
 	// "none" (latency independent of the load).
 	Load string `json:"load,omitempty"`
 
@@ -215,6 +217,13 @@ func (f *Fit) String() string {
 			}
 			if len(n.Factors) > 0 {
 				fmt.Fprintf(&b, "measured in-flight factors (k=1..%d): %.3f\n", len(n.Factors), n.Factors)
+			}
+			if n.DepthWindow > 0 {
+				fmt.Fprintf(&b, "load: the larger of the requests on the device and their peak decaying over %v\n", n.DepthWindow)
+			}
+			for _, c := range n.Curves {
+				fmt.Fprintf(&b, "  depth curve %-5s %7d bytes: %d loads from %d to %d, factor %.3f to %.3f (n=%d)\n",
+					c.Op, c.Bytes, len(c.Depths), c.Depths[0], c.Depths[len(c.Depths)-1], c.Factors[0], c.Factors[len(c.Factors)-1], c.N)
 			}
 			if bt := n.Batching; bt != nil {
 				fmt.Fprintf(&b, "batching: %d bunches (gaps under %v), %.1f%% of requests joined one; join lead %v, drain %v per completion; the other parameters time the bunches' openers\n",

@@ -239,7 +239,7 @@ func (n *NonRotational) loadMeasure() string {
 	case n.hasAhead():
 		return "bytes ahead"
 	case n.DepthWindow > 0:
-		return "requests, averaged"
+		return "requests, peaked"
 	case n.loaded():
 		return "requests"
 	}
