@@ -237,3 +237,23 @@ func TestNondecreasing(t *testing.T) {
 		}
 	}
 }
+
+// TestClampCurves: a fit whose curve residuals or window run past the
+// bounds is brought within them, so that Calibrate returns a model
+// Validate accepts.
+func TestClampCurves(t *testing.T) {
+	m := curveModel()
+	m.NonRotational.DepthWindow = time.Hour
+	m.NonRotational.Curves[0].Residual = Quantiles{P: []float64{0, 1}, X: []float64{0.5, 1e9}}
+	m.NonRotational.Curves[1].ByInflight = []Quantiles{{}, {P: []float64{0, 1}, X: []float64{1, 1e7}}}
+	if err := m.Validate(); err == nil {
+		t.Fatal("Validate accepted out-of-bound curves")
+	}
+	m.clampToBounds()
+	if err := m.Validate(); err != nil {
+		t.Errorf("after clampToBounds: %v", err)
+	}
+	if m.NonRotational.DepthWindow != MaxServiceTime || m.NonRotational.Curves[0].Residual.X[1] != maxFactor {
+		t.Errorf("clamped to %v and %v", m.NonRotational.DepthWindow, m.NonRotational.Curves[0].Residual.X[1])
+	}
+}
