@@ -181,15 +181,7 @@ func (n *NonRotational) factor(o Op, bytes uint32, k int, avg, slow float64) flo
 // curveResidual returns the residual table of the curve of class o
 // nearest bytes in log size at load k, empty when there is none.
 func (n *NonRotational) curveResidual(o Op, bytes uint32, k int) Quantiles {
-	best, bestD := -1, math.Inf(1)
-	for i := range n.Curves {
-		if co, _ := curveOp(n.Curves[i].Op); co != o {
-			continue
-		}
-		if d := math.Abs(math.Log(float64(max(bytes, 1))) - math.Log(float64(n.Curves[i].Bytes))); d < bestD {
-			best, bestD = i, d
-		}
-	}
+	best := n.nearestCurve(o, bytes)
 	if best < 0 {
 		return Quantiles{}
 	}
@@ -198,6 +190,23 @@ func (n *NonRotational) curveResidual(o Op, bytes uint32, k int) Quantiles {
 		return c.ByInflight[b]
 	}
 	return c.Residual
+}
+
+// nearestCurve returns the index of the curve of class o nearest bytes in
+// log size (the first of two as near), -1 when o has none.
+func (n *NonRotational) nearestCurve(o Op, bytes uint32) int {
+	best, bestR := -1, math.Inf(1)
+	b := float64(max(bytes, 1))
+	for i := range n.Curves {
+		if co, _ := curveOp(n.Curves[i].Op); co != o {
+			continue
+		}
+		c := float64(n.Curves[i].Bytes)
+		if r := max(b, c) / min(b, c); r < bestR {
+			best, bestR = i, r
+		}
+	}
+	return best
 }
 
 // at returns the curve's factor at load k: interpolated linearly between
@@ -450,15 +459,7 @@ func fitCurves(n *NonRotational, ss []sample, nq int) {
 		if s.op == OpOther {
 			continue
 		}
-		best, bestD := -1, math.Inf(1)
-		for i := range n.Curves {
-			if co, _ := curveOp(n.Curves[i].Op); co != s.op {
-				continue
-			}
-			if d := math.Abs(math.Log(float64(max(s.bytes, 1))) - math.Log(float64(n.Curves[i].Bytes))); d < bestD {
-				best, bestD = i, d
-			}
-		}
+		best := n.nearestCurve(s.op, s.bytes)
 		if m := n.op(s.op).mean(s.bytes) * n.sampleFactor(s); best >= 0 && m > 0 {
 			byC[best] = append(byC[best], s.d2c/m)
 			b := min(InflightBucket(s.k), maxInflightBuckets-1)
