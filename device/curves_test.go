@@ -54,7 +54,7 @@ func TestDepthCurveFactor(t *testing.T) {
 		{"writes: the shared line", OpWrite, 4096, 3, 2},
 		{"flush-like other: the shared line", OpOther, 0, 3, 2},
 	} {
-		if got := n.factor(c.op, c.bytes, c.k, float64(c.k), float64(c.k)); math.Abs(got-c.want) > 1e-12 {
+		if got := n.factor(c.op, c.bytes, c.k, false, float64(c.k), float64(c.k)); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s: factor %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -255,5 +255,53 @@ func TestClampCurves(t *testing.T) {
 	}
 	if m.NonRotational.DepthWindow != MaxServiceTime || m.NonRotational.Curves[0].Residual.X[1] != maxFactor {
 		t.Errorf("clamped to %v and %v", m.NonRotational.DepthWindow, m.NonRotational.Curves[0].Residual.X[1])
+	}
+}
+
+// TestDepthCurveLocality: a class with curves of both localities times
+// the requests that continue a stream by its sequential curves and the
+// others by the rest; a class with one locality times both by it.
+func TestDepthCurveLocality(t *testing.T) {
+	m := curveModel()
+	n := m.NonRotational
+	n.Curves = []DepthCurve{
+		{Op: "read", Bytes: 4096, Depths: []int{1}, Factors: []float64{2}, N: 60},
+		{Op: "read", Sequential: true, Bytes: 4096, Depths: []int{1}, Factors: []float64{0.5}, N: 60},
+		{Op: "write", Sequential: true, Bytes: 4096, Depths: []int{1}, Factors: []float64{3}, N: 60},
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		op   Op
+		seq  bool
+		want float64
+	}{
+		{"random read", OpRead, false, 2},
+		{"sequential read", OpRead, true, 0.5},
+		{"random write: the sequential curves", OpWrite, false, 3},
+		{"sequential write", OpWrite, true, 3},
+	} {
+		if got := n.factor(c.op, 4096, 1, c.seq, 1, 1); got != c.want {
+			t.Errorf("%s: factor %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The device tells the streams apart: a read where the last one ended
+	// takes the sequential curve (100 us * 0.5), one elsewhere the other.
+	dev := m.NewDevice(1)
+	r1 := &replay.Request{ID: 1, Sector: 1000, Bytes: 4096, Cat: trace.CatRead}
+	if got := dev.Issue(0, r1); got != 200e3 {
+		t.Errorf("first read: %d, want 200 us", got)
+	}
+	dev.Done(200e3, r1)
+	r2 := &replay.Request{ID: 2, Sector: 1008, Bytes: 4096, Cat: trace.CatRead}
+	if got := dev.Issue(200e3, r2) - 200e3; got != 50e3 {
+		t.Errorf("read continuing the stream: %d, want 50 us", got)
+	}
+	// Sequential before random within a class is out of order.
+	n.Curves[0], n.Curves[1] = n.Curves[1], n.Curves[0]
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "random before sequential") {
+		t.Errorf("Validate: %v", err)
 	}
 }

@@ -41,7 +41,8 @@
 //     apart, and kept where they lower the in-sample demerit by a quarter
 //     and the cross-validated one at all), the reads and the writes
 //     take, instead of the shared factor and its SatExp, the factor of
-//     their size band at that load (DepthCurve: the mean D2C of the band's
+//     their size band and locality (continuing a stream or not, where the
+//     class has curves of both) at that load (DepthCurve: the mean D2C of the band's
 //     requests at each load the capture showed often, over their
 //     Base+PerByte*bytes; linear in the load between those, the shared
 //     factor's shape beyond them; interpolated in log size between bands,
@@ -100,10 +101,11 @@
 //	    "inflight_factors": [1.4, 1, 1.02, ...],  measured factor at k = 1, 2, ... (optional)
 //	    "saturated_below": 26, "saturation_window_ns": 6355291,  throughput held below 26 (optional)
 //	    "depth_window_ns": 560344,   load: max(k, decaying peak of the requests on the device) (optional)
-//	    "depth_curves": [{"op": "read", "bytes": 4096, "depths": [1, 2, ...],
+//	    "depth_curves": [{"op": "read", "sequential": false, "bytes": 4096, "depths": [1, 2, ...],
 //	                      "factors": [0.6, 0.8, ...], "n": 76264,
 //	                      "residual": {...}, "residual_by_inflight": [...]}, ...],  per class and size band
-//	                      (optional; read before write, bytes rising; at most 64 curves of 1024 points)
+//	                      (optional; read before write, random before sequential, bytes rising;
+//	                      at most 64 curves of 1024 points)
 //	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
 //	              "saturation_exponent": 0.2,  the class's own power of the factor (optional; 0 or absent: 1)
 //	              "ahead_per_byte_ns": 0.55,   wait per byte on the device ahead (optional; then no saturation)

@@ -642,7 +642,7 @@ func (n *NonRotational) sampleFactor(s sample) float64 {
 	if s.flush() {
 		return 1
 	}
-	return n.factor(s.op, s.bytes, s.k, float64(s.k), float64(s.k))
+	return n.factor(s.op, s.bytes, s.k, s.seq, float64(s.k), float64(s.k))
 }
 
 // maxSatExp bounds OpTiming.SatExp.
@@ -747,8 +747,8 @@ func fitSeq(n *NonRotational, ss []sample, nq int) bool {
 	any := false
 	for _, o := range [...]Op{OpRead, OpWrite} { // "other" times the flushes (flushLatency): no streams
 		t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]
-		if t == nil {
-			continue
+		if t == nil || n.curveLocality(o, true) && n.curveLocality(o, false) != n.curveLocality(o, true) {
+			continue // the depth curves tell the streams apart already
 		}
 		var idx []int
 		var nSeq int

@@ -170,8 +170,10 @@ type NonRotational struct {
 	// (the capture's mean D2C when fitted). 0: k. Version 5 on.
 	DepthWindow time.Duration `json:"depth_window_ns,omitempty"`
 	// Curves, when set, replaces the shared factor for the reads and the
-	// writes with a factor per size band and load (DepthCurve), rising
-	// bytes within each class: a request between two bands of its class
+	// writes with a factor per size band, locality and load (DepthCurve),
+	// random before sequential and rising bytes within each class: a
+	// request takes the curves of its locality where its class has some
+	// (of the other otherwise), and between two bands of its class
 	// takes the factors of both interpolated in log size, one outside
 	// them the nearest band's, and a class without curves the shared
 	// factor. One factor for every size misreads a device whose latency

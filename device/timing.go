@@ -62,7 +62,7 @@ func (m *Model) NewDevice(seed uint64) *Timing {
 	}
 	return &Timing{
 		m:        m,
-		useSeq:   m.Kind == KindNonRotational && m.NonRotational.hasSeq(),
+		useSeq:   m.Kind == KindNonRotational && (m.NonRotational.hasSeq() || m.NonRotational.hasSeqCurves()),
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		inflight: make(map[*replay.Request]struct{}),
 	}
@@ -173,10 +173,10 @@ func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, ahead f
 func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, ahead float64, seq bool, u float64) float64 {
 	o := OpOf(cat, bytes)
 	ot := n.op(o)
-	l := ot.mean(bytes) * n.factor(o, bytes, k, avg, slow) * ot.seqScale(seq)
+	l := ot.mean(bytes) * n.factor(o, bytes, k, seq, avg, slow) * ot.seqScale(seq)
 	r := ot.residual(k, seq)
 	if len(n.Curves) > 0 && !(seq && ot.Seq > 0 && ot.SeqResidual.Len() > 0) {
-		if cr := n.curveResidual(o, bytes, k); cr.Len() > 0 {
+		if cr := n.curveResidual(o, bytes, k, seq); cr.Len() > 0 {
 			r = cr
 		}
 	}
