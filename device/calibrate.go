@@ -222,8 +222,12 @@ func (f *Fit) String() string {
 				fmt.Fprintf(&b, "load: the larger of the requests on the device and their peak decaying over %v\n", n.DepthWindow)
 			}
 			for _, c := range n.Curves {
-				fmt.Fprintf(&b, "  depth curve %-5s %7d bytes: %d loads from %d to %d, factor %.3f to %.3f (n=%d)\n",
-					c.Op, c.Bytes, len(c.Depths), c.Depths[0], c.Depths[len(c.Depths)-1], c.Factors[0], c.Factors[len(c.Factors)-1], c.N)
+				loc := "random"
+				if c.Sequential {
+					loc = "seq"
+				}
+				fmt.Fprintf(&b, "  depth curve %-5s %-6s %7d bytes: %d loads from %d to %d, factor %.3f to %.3f (n=%d)\n",
+					c.Op, loc, c.Bytes, len(c.Depths), c.Depths[0], c.Depths[len(c.Depths)-1], c.Factors[0], c.Factors[len(c.Factors)-1], c.N)
 			}
 			if bt := n.Batching; bt != nil {
 				fmt.Fprintf(&b, "batching: %d bunches (gaps under %v), %.1f%% of requests joined one; join lead %v, drain %v per completion; the other parameters time the bunches' openers\n",
