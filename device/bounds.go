@@ -155,6 +155,17 @@ func (m *Model) clampToBounds() {
 	if n := m.NonRotational; n != nil {
 		n.Parallelism = min(n.Parallelism, maxParallelism)
 		n.Slope = math.Min(n.Slope, maxFactor)
+		dur(&n.DepthWindow, false)
+		for i := range n.Curves {
+			c := &n.Curves[i]
+			for j := range c.Factors {
+				c.Factors[j] = math.Min(c.Factors[j], maxFactor)
+			}
+			table(c.Residual, maxFactor)
+			for _, q := range c.ByInflight {
+				table(q, maxFactor)
+			}
+		}
 		for i := range n.Factors {
 			n.Factors[i] = math.Min(n.Factors[i], maxFactor)
 		}

@@ -3,6 +3,7 @@ package device
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
@@ -29,6 +30,10 @@ type sample struct {
 	// seq: it continues a stream (streams.issue over every request
 	// issued before it, in replay order), as Timing tells it.
 	seq bool
+	// peak: the decaying peak of the requests on the device at its
+	// issue, over the capture's peakWindow (setDepthPeak;
+	// NonRotational.DepthWindow).
+	peak float64
 }
 
 // event is an issue or completion in a capture, in replay order.
@@ -50,6 +55,9 @@ type capture struct {
 	events  []event
 	samples []sample // in issue order
 	skipped int      // requests that reached the device but lack a D or a C
+	// peakWindow is the window the samples' peak were set for (0: not
+	// set).
+	peakWindow time.Duration
 }
 
 // prepare builds a capture from rebuilt requests.

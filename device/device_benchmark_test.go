@@ -36,9 +36,32 @@ func benchmarkIssueDone(b *testing.B, m *Model, depth int) {
 
 func BenchmarkIssueDone(b *testing.B) {
 	flash := flashModel()
-	flash.NonRotational.Read.Residual = QuantilesOf(expSample(5000), 1024)
+	mult := expSample(5000) // multipliers of mean 1 (the samples' is 1e5 ns)
+	for i := range mult {
+		mult[i] /= 1e5
+	}
+	flash.NonRotational.Read.Residual = QuantilesOf(mult, 1024)
 	disk := diskModel()
 	disk.Rotational.Residual = QuantilesOf(expSample(5000), 1024)
+	// As a probe's: a curve per class and size band, 4 KiB to 1 MiB, at
+	// every depth from 1 to 64, with residual tables by load bucket.
+	curves := flashModel()
+	curves.NonRotational.Read.Residual = flash.NonRotational.Read.Residual
+	curves.NonRotational.DepthWindow = 500 * time.Microsecond
+	res := QuantilesOf(mult, 256)
+	for _, op := range []string{"read", "write"} {
+		for sz := uint32(4096); sz <= 1<<20; sz *= 4 {
+			c := DepthCurve{Op: op, Bytes: sz, Residual: res}
+			for d := 1; d <= 64; d++ {
+				c.Depths = append(c.Depths, d)
+				c.Factors = append(c.Factors, 1+0.1*float64(d-1))
+			}
+			for range InflightBucket(64) + 1 {
+				c.ByInflight = append(c.ByInflight, res)
+			}
+			curves.NonRotational.Curves = append(curves.NonRotational.Curves, c)
+		}
+	}
 	for _, c := range []struct {
 		name  string
 		m     *Model
@@ -46,6 +69,8 @@ func BenchmarkIssueDone(b *testing.B) {
 	}{
 		{"nonrotational/depth1", flash, 1},
 		{"nonrotational/depth32", flash, 32},
+		{"nonrotational-curves/depth1", curves, 1},
+		{"nonrotational-curves/depth32", curves, 32},
 		{"rotational/depth1", disk, 1},
 		{"rotational/depth32", disk, 32},
 	} {

@@ -31,7 +31,23 @@
 //     (weighted by bunch size) without in-flight dependence. With PerOp
 //     (fitted when the capture's bunches complete one class after the
 //     other), each class opens and joins bunches of its own, with its own
-//     lead, window and drain.
+//     lead, window and drain. With DepthWindow, the load is not the count
+//     k at the issue but the larger of k and the decaying peak of the
+//     requests on the device (time constant DepthWindow), rounded up: a
+//     closed loop on a device that completes in bunches issues the first
+//     requests of each resubmission with few on a device it keeps full.
+//     With Curves (fitted with DepthWindow, where the capture shows the
+//     device at low depths and some size band over depths a factor 8
+//     apart, and kept where they lower the in-sample demerit by a quarter
+//     and the cross-validated one at all), the reads and the writes
+//     take, instead of the shared factor and its SatExp, the factor of
+//     their size band and locality (continuing a stream or not, where the
+//     class has curves of both) at that load (DepthCurve: the mean D2C of the band's
+//     requests at each load the capture showed often, over their
+//     Base+PerByte*bytes; linear in the load between those, the shared
+//     factor's shape beyond them; interpolated in log size between bands,
+//     the nearest band's outside them), and the residual tables of the
+//     nearest band (by load bucket where it has them).
 //   - KindRotational (disks): requests are served one at a time in issue
 //     order. A random access costs Overhead + seek(distance) + Write (for
 //     writes) + PerByte*bytes + a positional delay drawn from the residual
@@ -65,10 +81,11 @@
 //
 // # JSON form
 //
-// Model.Save writes, and Load reads, this document (version 4; Load also
-// reads version 3, the same without "sequential_factor" and
-// "sequential_residual", version 2, without "ahead_per_byte_ns" either,
-// and version 1, without "batching" either, as a model without them). Durations
+// Model.Save writes, and Load reads, this document (version 5; Load also
+// reads version 4, the same without "depth_window_ns" and "depth_curves",
+// version 3, without "sequential_factor" and "sequential_residual"
+// either, version 2, without "ahead_per_byte_ns" either, and version 1,
+// without "batching" either, as a model without them). Durations
 // are integer nanoseconds (suffix _ns), per-byte and per-sector costs are
 // nanoseconds as floats, distances are 512-byte sectors. A quantile table
 // is {"p": [...], "x": [...]}: value x[i] at probability p[i], p rising from
@@ -76,13 +93,19 @@
 // nondecreasing, interpolated linearly in between; up to 1025 entries.
 //
 //	{
-//	  "version": 4,
+//	  "version": 5,
 //	  "kind": "nonrotational" | "rotational",
 //	  "nonrotational": {
 //	    "parallelism": 8,            requests the device serves at once
 //	    "saturation_slope": 0.11,    latency growth per request beyond parallelism (fraction)
 //	    "inflight_factors": [1.4, 1, 1.02, ...],  measured factor at k = 1, 2, ... (optional)
 //	    "saturated_below": 26, "saturation_window_ns": 6355291,  throughput held below 26 (optional)
+//	    "depth_window_ns": 560344,   load: max(k, decaying peak of the requests on the device) (optional)
+//	    "depth_curves": [{"op": "read", "sequential": false, "bytes": 4096, "depths": [1, 2, ...],
+//	                      "factors": [0.6, 0.8, ...], "n": 76264,
+//	                      "residual": {...}, "residual_by_inflight": [...]}, ...],  per class and size band
+//	                      (optional; read before write, random before sequential, bytes rising;
+//	                      at most 64 curves of 1024 points)
 //	    "read":  {"base_ns": 52000, "per_byte_ns": 0.8, "n": 1200,
 //	              "saturation_exponent": 0.2,  the class's own power of the factor (optional; 0 or absent: 1)
 //	              "ahead_per_byte_ns": 0.55,   wait per byte on the device ahead (optional; then no saturation)

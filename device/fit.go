@@ -635,6 +635,16 @@ func (n *NonRotational) sampleSat(s sample) float64 {
 	return n.saturation(s.k)
 }
 
+// sampleFactor returns the load factor the device applies to s as its
+// class takes it: 1 for a flush, the depth curves' factor or the shared
+// one to the class's SatExp at its k otherwise (s.k the load measure).
+func (n *NonRotational) sampleFactor(s sample) float64 {
+	if s.flush() {
+		return 1
+	}
+	return n.factor(s.op, s.bytes, s.k, s.seq, float64(s.k), float64(s.k))
+}
+
 // maxSatExp bounds OpTiming.SatExp.
 const maxSatExp = 2
 
@@ -737,8 +747,8 @@ func fitSeq(n *NonRotational, ss []sample, nq int) bool {
 	any := false
 	for _, o := range [...]Op{OpRead, OpWrite} { // "other" times the flushes (flushLatency): no streams
 		t := [numOps]*OpTiming{n.Read, n.Write, n.Other}[o]
-		if t == nil {
-			continue
+		if t == nil || n.curveLocality(o, true) && n.curveLocality(o, false) != n.curveLocality(o, true) {
+			continue // the depth curves tell the streams apart already
 		}
 		var idx []int
 		var nSeq int
@@ -756,7 +766,7 @@ func fitSeq(n *NonRotational, ss []sample, nq int) bool {
 		var ySeq, uSeq, yRnd, uRnd float64
 		for _, i := range idx {
 			s := ss[i]
-			u := t.mean(s.bytes) * t.sat(n.sampleSat(s))
+			u := t.mean(s.bytes) * n.sampleFactor(s)
 			y := max(s.d2c-t.wait(s.ahead), 0)
 			if s.seq {
 				ySeq, uSeq = ySeq+y, uSeq+u
@@ -782,7 +792,7 @@ func fitSeq(n *NonRotational, ss []sample, nq int) bool {
 		var byB [][]float64
 		for _, i := range idx {
 			s := ss[i]
-			m := t.mean(s.bytes) * t.sat(n.sampleSat(s)) * t.seqScale(s.seq)
+			m := t.mean(s.bytes) * n.sampleFactor(s) * t.seqScale(s.seq)
 			if m <= 0 {
 				continue
 			}

@@ -38,6 +38,9 @@ type Timing struct {
 	avgK, slowK float64
 	avgAt       trace.Time
 	avgOn       bool
+	// Non-rotational with DepthWindow: the requests on the device
+	// averaged over it (NonRotational.load).
+	depth depthPeak
 
 	// Rotational only.
 	queue  []queued   // requests on the device, in service order
@@ -59,7 +62,7 @@ func (m *Model) NewDevice(seed uint64) *Timing {
 	}
 	return &Timing{
 		m:        m,
-		useSeq:   m.Kind == KindNonRotational && m.NonRotational.hasSeq(),
+		useSeq:   m.Kind == KindNonRotational && (m.NonRotational.hasSeq() || m.NonRotational.hasSeqCurves()),
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		inflight: make(map[*replay.Request]struct{}),
 	}
@@ -103,7 +106,8 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		if isFlush(rq.Cat, rq.Bytes) {
 			done = now + trace.Time(nsRound(n.flushLatency(ahead, u)))
 		} else {
-			done = now + trace.Time(nsRound(n.latencyAvg(len(t.inflight), t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, seq, u)))
+			k := n.load(len(t.inflight), t.depth.v)
+			done = now + trace.Time(nsRound(n.latencyAvg(k, t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, seq, u)))
 		}
 		if n.Batching != nil && !isFlush(rq.Cat, rq.Bytes) {
 			done = n.Batching.place(&t.bunch, OpOf(rq.Cat, rq.Bytes), now, done)
@@ -138,6 +142,9 @@ func (t *Timing) Done(now trace.Time, rq *replay.Request) {
 // SaturatedBelow, the capture's operating point.
 func (t *Timing) average(now trace.Time) {
 	n := t.m.NonRotational
+	if t.m.Kind == KindNonRotational && n.DepthWindow > 0 {
+		t.depth.advance(int64(now), len(t.inflight), n.DepthWindow)
+	}
 	if t.m.Kind != KindNonRotational || n.SaturatedBelow <= 1 {
 		return
 	}
@@ -164,9 +171,16 @@ func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, ahead f
 // latencyAvg is latency with the requests on the device averaged avg and
 // slow (saturationAvg).
 func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, ahead float64, seq bool, u float64) float64 {
-	ot := n.op(OpOf(cat, bytes))
-	l := ot.mean(bytes) * ot.sat(n.saturationAvg(k, avg, slow)) * ot.seqScale(seq)
-	if r := ot.residual(k, seq); r.Len() > 0 {
+	o := OpOf(cat, bytes)
+	ot := n.op(o)
+	l := ot.mean(bytes) * n.factor(o, bytes, k, seq, avg, slow) * ot.seqScale(seq)
+	r := ot.residual(k, seq)
+	if len(n.Curves) > 0 && !(seq && ot.Seq > 0 && ot.SeqResidual.Len() > 0) {
+		if cr := n.curveResidual(o, bytes, k, seq); cr.Len() > 0 {
+			r = cr
+		}
+	}
+	if r.Len() > 0 {
 		l *= r.At(u)
 	}
 	return l + ot.wait(ahead)
