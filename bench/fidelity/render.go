@@ -67,7 +67,8 @@ mq-deadline, the nearest (both keep no per-process queues and never idle; kyber'
 targets are dropped). The CFQ what-ifs of the recorded captures are in [cfq-whatif.md](cfq-whatif.md).
 
 Rerun: `+"`go run ./bench/fidelity`"+` (all captures, a few minutes), or `+"`go run ./bench/fidelity -only NAME,...`"+`;
-`+"`-o DIR`"+` writes elsewhere. One row: the `+"`tracesched replay`"+` command in the setup table.
+`+"`-o DIR`"+` writes elsewhere; `+"`-seeds 2,3`"+` adds the verdicts at other seeds (this file was made with it when it has
+that section). One row: the `+"`tracesched replay`"+` command in the setup table.
 
 `, h.Seed)
 
