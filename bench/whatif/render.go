@@ -411,8 +411,17 @@ const findings = `## Reading the results (measured 2026-12-01)
   raw-sweep-none) the reader comes to 32.6 MiB/s (34.9) against 28.8 real and the writer to 5.0
   (5.3) against 13.4. What remains is the mq-deadline run's wake-up tails, carried as think time:
   fio's next write after fsync returns p50 73 us as under BFQ (96 us) but p90 2.1 ms (129 us), jbd2's
-  first journal write p90 838 us (92 us); and the BFQ model holds jbd2's journal writes (Q2D p90 4.3
-  ms against 25 us in the real BFQ run).
+  first journal write p90 838 us (92 us). The BFQ model seemed to hold jbd2's journal writes (Q2D p90
+  4.3 ms against 25 us in the real BFQ run); that was the workload (measured 2026-12-01, later): a
+  journal block released by fio's write kept jbd2's wake-up delay from its own last completion
+  (5.6 ms) instead of the edge's (1.2 ms), so the rest of each commit's batch trailed by up to 5.6
+  ms, and processes linked by such edges did not cycle under timed work (the writer's 313 fsyncs
+  ran out after 0.5-0.9 s). Both fixed (replay/workload.go, replay/timed.go): journal-block Q2D p99
+  17-18 ms -> 18-19 us (real 39 us); with the probe's device model the writer comes to 10.9 MiB/s
+  against 13.4 and 14.1 in the two real BFQ runs (5.9 before), shares still 5.5-6.9 pp off. With the
+  capture's own calibration the pair barely moves: that device model times a flush at 2.1 ms (mean;
+  real BFQ run 0.28) and the writer's 16 KiB writes at 1.0 ms (0.12), 7.1 ms of device time per
+  fsync cycle against the real BFQ run's whole cycle of 1.1 ms.
 - **Host submission cost (the p50s of mq-deadline -> BFQ).** Back-to-back Q-to-Q gaps (p50) are
   18.5-24.8 us in the recorded BFQ captures (messages on), 10.5 us in g-bfq-large-nomsg, 7.5-15.7
   us in the rig's BFQ runs, 3.5-6.2 us under mq-deadline, 3.4-4.6 under none, 6.8 under kyber. With
