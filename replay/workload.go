@@ -73,8 +73,7 @@ type Record struct {
 	// wake: the process's wake-up delay in the capture at its latest
 	// dependent bio up to this one: the time from the latest completion
 	// it had seen to its submission (Q_k - C_j), how long it took to
-	// submit again once a completion woke it (step 4); for a bio of
-	// step 4b its slot lag when that is longer.
+	// submit again once a completion woke it (step 4).
 	wake trace.Time
 	// Predicted times, set by the engine during a run.
 	predQueue trace.Time
@@ -211,22 +210,6 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 //     completes in other bunches shifts which completion frees which bio),
 //     p sleeps at its full depth and is woken by the completion, which
 //     takes it as long as it did in the capture, not no time at all.
-//     Step 4b: when the completion that freed bio k's depth, the
-//     DepCount-th, came after Q_{h-1} of p's latest dependent bio h (p
-//     had stopped submitting, at its depth in its own view, and the
-//     completion came during that wait), bio k waits at least its slot
-//     lag, Q_k - C_(DepCount), after its DepCount-th predicted completion
-//     (its wake-up delay is the larger of the two): fio reaps only when
-//     it is at its iodepth in its own view (do_io: wait_for_completions
-//     when queue_full), so in the block layer its slots stay empty
-//     between a completion and fio's reap of it and the batch's
-//     submission. raw-sweep-none's 4 KiB write step at iodepth 64 kept
-//     52.75 requests in flight (time-weighted), not 64 (fio's JSON:
-//     iodepth_level >=64 99.8 %, clat 722 us against a Q2C of 598 us); a
-//     slot waited a median 102 us for its back-to-back bio, which the
-//     replay on the device model refilled in 4.7 us: +10.5 % bandwidth
-//     (qd16 +8.4 %). A completion that came while p was still submitting
-//     (p below its depth) is not waited for beyond the wake-up delay.
 //  5. Bios arrive in their process's order: never before the previous one
 //     has been submitted (and got a request). The gap of step 4 is
 //     measured from the end of the previous bio's submission when it slept
@@ -302,9 +285,7 @@ func mibps(bytes uint64, first, last trace.Time) float64 {
 // predicted completion, so a process that the source scheduler starved
 // (its completions late) does not keep that wait; only the delay after
 // the completion (the application's think time) and the sleep-free gaps
-// are carried over, and the depth is the most the process kept in flight;
-// the time from a completion to the reap that took it (step 4b), a
-// process's and its host's, is carried over as well.
+// are carried over, and the depth is the most the process kept in flight.
 // A gap between two submissions also holds the submission's own CPU cost,
 // which is the source scheduler's (18.5 us a 4 KiB read under BFQ against
 // 5.8 under mq-deadline in recorded/a-bfq-w100-900 and b-mqdl-w100-900):
@@ -577,9 +558,6 @@ type inferProc struct {
 	// unplug flushed (Plugged, not PlugEnd).
 	plugOpen bool
 	lastDeps int64 // DepCount of its previous bio
-	// headPrevQ: Q_{h-1} of its latest dependent bio h, when the
-	// process last stopped submitting before a completion woke it.
-	headPrevQ trace.Time
 }
 
 func newInferrer() *inferrer {
@@ -655,7 +633,7 @@ func (f *inferrer) infer(r *Record) {
 	p := f.procs[r.PID]
 	first := p == nil
 	if first {
-		p = &inferProc{latestC: trace.NoTime, lastGot: trace.NoTime, headPrevQ: trace.NoTime}
+		p = &inferProc{latestC: trace.NoTime, lastGot: trace.NoTime}
 		f.procs[r.PID] = p
 	}
 	// Step 2: pass every earlier completion at or before Q_k.
@@ -692,14 +670,12 @@ func (f *inferrer) infer(r *Record) {
 		r.DepCount = p.lastDeps
 	}
 	depthNeed := r.DepCount // before step 3b raises it
-	lag := trace.Time(0)    // step 4b's slot lag
 	switch {
 	case first || async:
 		r.Open, r.DepCount = true, 0
 	case p.latestR != nil && p.latestC >= p.lastQ && !awake:
 		r.Dep, r.Think = int64(p.latestR.Index), r.Queue-p.latestC
 		p.wake = r.Think
-		p.headPrevQ = p.lastQ
 		if i := r.DepCount - p.passedBase; r.DepCount > 0 && i >= 0 && i < int64(len(p.passedAt)) {
 			if inflightBefore == 0 && (orderedWrite(r.Cat) || emptyFlush(p.latestR) || p.heldWait(p.passedAt[i])) {
 				// Step 3b: a FUA or PREFLUSH write queued only once all
@@ -731,14 +707,6 @@ func (f *inferrer) infer(r *Record) {
 			base = p.lastGot
 		}
 		r.Think = r.Queue - base
-		// Step 4b: the completion that freed this bio's depth came
-		// while the process had stopped submitting (after Q_{h-1}
-		// of its latest dependent bio h): it was at its depth in its
-		// own view, and took that long to reap it and submit again.
-		if i := r.DepCount - p.passedBase; r.DepCount > 0 && !awake && i >= 0 && i < int64(len(p.passedAt)) &&
-			p.headPrevQ.Valid() && p.passedAt[i] >= p.headPrevQ {
-			lag = r.Queue - p.passedAt[i]
-		}
 	}
 	if !r.Open && inflightBefore == 0 && syncWrite(r.Cat) && !awake {
 		// Step 6: released by another process's completion.
@@ -767,9 +735,6 @@ func (f *inferrer) infer(r *Record) {
 		}
 	}
 	r.wake = p.wake
-	if r.after == nil && lag > r.wake {
-		r.wake = lag
-	}
 	p.lastQ = r.Queue
 	p.lastGot = r.got
 	p.plugOpen = r.Plugged && !r.PlugEnd
