@@ -42,6 +42,11 @@ type fakeHost struct {
 	dispatches int
 	idleGaps   trace.Time // device idle while requests were queued in the scheduler
 
+	// injectedAt: when each request of a process was dispatched while
+	// another process's queue was in service (injected), by PID; nil: not
+	// recorded.
+	injectedAt map[uint32][]trace.Time
+
 	recycle bool              // reuse completed requests (benchmarks: keep the host's allocations out)
 	free    []*replay.Request // completed requests, when recycle
 }
@@ -217,6 +222,9 @@ func (h *fakeHost) dispatch() {
 			break
 		}
 		rq.Issued = h.now
+		if in := h.s.inService; h.injectedAt != nil && in != nil && in.pid != int32(rq.PID) {
+			h.injectedAt[rq.PID] = append(h.injectedAt[rq.PID], h.now)
+		}
 		start := h.busyTill
 		if start < h.now || h.parallel {
 			start = h.now
