@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tracesched/tracesched/replay"
 	"maps"
 	"slices"
 	"strconv"
@@ -123,7 +124,7 @@ func replayChanges(rs recordedSetup, sched, kernel string, kernelGiven bool, wei
 		var kv []string
 		changed := false
 		for _, k := range slices.Sorted(maps.Keys(sets)) {
-			if queueAttrs[k] {
+			if queueAttrs[k] || replay.AttrName(k) == "log" { // log: what the model logs, not what it does
 				continue
 			}
 			kv = append(kv, k+"="+sets[k])

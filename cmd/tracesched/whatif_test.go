@@ -303,3 +303,19 @@ func TestReplayHostBFQToMqdl(t *testing.T) {
 		t.Errorf("no --host (off): %.1f in flight; the BFQ run's gaps kept fewer than %.1f", got, 0.75*real)
 	}
 }
+
+// TestLogSetIsNoChange: --set log=all (the BFQ model's message level, which
+// the decision comparison suggests) changes what the model logs, not what
+// it does: a replay of a BFQ capture under its own scheduler and tunables
+// with it stays a validation (it had made the replay a timed what-if).
+func TestLogSetIsNoChange(t *testing.T) {
+	rs := recordedSetup{Scheduler: "bfq", Manifest: true, Tunables: map[string]string{"slice_idle": "8"}}
+	for _, sets := range []map[string]string{{"log": "all"}, {"iosched/log": "none"}, {"log": "all", "slice_idle": "8"}} {
+		if ch := replayChanges(rs, "bfq", "", false, nil, sets, true); len(ch) != 0 {
+			t.Errorf("--set %v: changes %q, want none (a validation)", sets, ch)
+		}
+	}
+	if ch := replayChanges(rs, "bfq", "", false, nil, map[string]string{"log": "all", "slice_idle": "2"}, true); len(ch) != 1 {
+		t.Errorf("--set log=all slice_idle=2: changes %q, want the tunable", ch)
+	}
+}
