@@ -160,6 +160,8 @@ type Engine struct {
 
 	inDriver  int
 	allocated int
+	tags      *tagMap   // the scheduler tags (NrRequests bits), where tagLimit binds: tags.go
+	allocD    int       // the shallow depth of the request getRequest allocates (tagLimit)
 	sleepers  []*Record // bios waiting for a free request, FIFO
 	sleepHead int
 	byEnd     map[uint64]*Request // held requests by end sector (the elevator hash)
@@ -289,6 +291,9 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	e.nb, _ = s.(Neighbours)
 	e.rqOK, _ = s.(RequestMergeAllower)
 	e.limiter, _ = s.(DepthLimiter)
+	if e.limiter != nil {
+		e.tags = newTagMap(e.q.NrRequests)
+	}
 	if e.wbt = newWBT(e.q, s); e.wbt != nil {
 		e.wbt.warm(w.WBTWarm)
 		e.wbt.peak(w.WBTPeak)
@@ -764,7 +769,7 @@ func (e *Engine) submitBio(p *proc, r *Record) {
 
 // allocBio allocates r's request, or puts r to sleep for one.
 func (e *Engine) allocBio(p *proc, r *Record) {
-	if e.allocated >= e.tagLimit(r) {
+	if !e.tagFree(r) {
 		// No free request (or none within the scheduler's depth limit for
 		// it): the process sleeps, which flushes its plug.
 		p.blocked = true
@@ -1182,6 +1187,10 @@ func (e *Engine) newRequest(r *Record) *Request {
 	}
 	e.nextID++
 	e.allocated++
+	if e.tags != nil {
+		rq.eng.tag = e.tags.get(r.CPU, e.allocD)
+		rq.eng.tagCPU = r.CPU
+	}
 	rq.ID = e.nextID
 	rq.PID, rq.Cgroup, rq.Sector, rq.Bytes, rq.Cat = r.PID, r.Cgroup, r.Sector, r.Bytes, r.Cat
 	rq.Comm = r.Comm
@@ -1201,6 +1210,9 @@ func (e *Engine) newRequest(r *Record) *Request {
 // freeRequest returns rq's request to the pool and wakes a sleeper.
 func (e *Engine) freeRequest(rq *Request) {
 	e.allocated--
+	if e.tags != nil {
+		e.tags.put(rq.eng.tag, rq.eng.tagCPU)
+	}
 	for i := range rq.eng.recs {
 		rq.eng.recs[i] = nil
 	}
@@ -1214,7 +1226,7 @@ func (e *Engine) freeRequest(rq *Request) {
 		// limit, sync reads, go first, as the tag bitmap's shallow
 		// allocation does).
 		i := e.sleepHead
-		for i < len(e.sleepers) && e.allocated >= e.tagLimit(e.sleepers[i]) {
+		for i < len(e.sleepers) && !e.tagFree(e.sleepers[i]) {
 			i++
 		}
 		if i == len(e.sleepers) {
@@ -1234,6 +1246,19 @@ func (e *Engine) freeRequest(rq *Request) {
 		rq.eng.wbt = false
 		e.wbtDone()
 	}
+}
+
+// tagFree reports whether r's request can be allocated now, and sets
+// allocD to the shallow depth to allocate it with. Without a DepthLimiter
+// any of the NrRequests tags will do; with one, the scheduler tag bitmap
+// decides which bits the depth leaves r (tagMap).
+func (e *Engine) tagFree(r *Record) bool {
+	d := e.tagLimit(r)
+	e.allocD = d
+	if e.tags == nil {
+		return e.allocated < d
+	}
+	return e.tags.free(d)
 }
 
 // tagLimit returns the most requests that may be allocated when r asks

@@ -50,6 +50,7 @@ func featureSpecs() []featureSpec {
 		{Feature: Feature{Name: "wr-any-weight", Description: "weight raising also for queues with a non-default weight (5.12 restricted it to new_weight == 40)"}, until: "5.11"},
 		{Feature: Feature{Name: "adaptive-inject-limit", Description: "the inject limit adapts to the total service time of the in-service queue's first requests (bfq_update_inject_limit: +1 while under 1.5x the baseline sampled with nothing in flight, -1 above it; every kernel since 5.2). Off by default: on, fs-bfq-fsync-vs-seqread's buffered reader (/tsched-fr) is injected into the weight-raised fsync writer's idle slots and gets 73.0 MiB/s for the real 28.8 (share +22.5 points; off +2.5 %, 0.0 points), where the capture's kernel injected that reader 26 times in 2.5 s and the writer's waker, jbd2, 2139 times; on, fs-bfq-pgbench's D2C demerit is 14.8 % (off 34.4 %) and its bandwidth +13 % (off -31 %). Off, the limit stays at its reset value (0 for a short think time, 1 for a long one)"}, offByDefault: true},
 		{Feature: Feature{Name: "entity-request-limit", Description: "bfqq_request_over_limit in bfq_limit_depth (5.18, Jan Kara): a queue, or a group above it, that already has its weight's share of the tags allocated (DIV_ROUND_CLOSEST(limit*weight, wsum) at each level) allocates with one bit a word. Off by default: the engine counts a depth as requests allocated in total, so one bit a word becomes 4 requests in all where the kernel's shallow allocation still finds a free bit 0 in most words (fs-bfq-2bufread-idle2ms, 5 'too many requests' in the capture: dispatch tau 0.9976 -> 0.9359, bandwidth -5.7 % -> -9.6 %; fs-bfq-pgbench: 2173 flushes for the real 2172). On, fs-bfq-writeback's flusher allocates as the capture's 'allocated 6 limit 6 level 0' says: its root cgroup at 4.0 MiB/s for the real 2.0 (off 6.0), share +2.5 points (off +4.8)"}, since: "6.1", offByDefault: true},
+		{Feature: Feature{Name: "shallow-depth-per-word", Description: "bfq_limit_depth's depths per sbitmap word (word_depths from 1<<shift, the limit (nr_requests*depth)>>shift): an entity over its request limit may allocate one bit in every word, 4 tags of 256; Linux 6.17 made the shallow depth one of the whole bitmap (async_depths from nr_requests; over the limit, 1 tag: bit 0 of the first word; lib/sbitmap.c __map_depth_with_shallow, 42e6c6ce03fd)"}, until: "6.2"},
 		{Feature: Feature{Name: "waker", Description: "waker and woken queues: a long-think-time sync queue whose process has one request allocated, released three times within 4 ms of another queue's completion (within 128·slice_idle), gets that queue as its waker, whose I/O bfq_select_queue injects first while plugging, then its woken queue's (bfq_check_waker as of 5.17-6.x; older kernels detected wakers otherwise and are modelled without)"}, since: "6.1"},
 		{Feature: Feature{Name: "stable-merge", Description: "stable merge of sync queues created within bfq_burst_interval (180 ms) in the same group: immediate on queueing SSDs, after 600 ms otherwise (bfq_do_or_sched_stable_merge, 5.13)"}, since: "5.13"},
 	}
@@ -97,6 +98,7 @@ type features struct {
 	waker              bool
 	adaptiveInject     bool
 	entityLimit        bool
+	shallowPerWord     bool
 }
 
 func resolveFeatures(kernel string, over map[string]bool) (features, error) {
@@ -136,5 +138,6 @@ func resolveFeatures(kernel string, over map[string]bool) (features, error) {
 		waker:              set["waker"],
 		adaptiveInject:     set["adaptive-inject-limit"],
 		entityLimit:        set["entity-request-limit"],
+		shallowPerWord:     set["shallow-depth-per-word"],
 	}, nil
 }
