@@ -112,3 +112,48 @@ func TestShallowDepthOne(t *testing.T) {
 		t.Errorf("pid 10 got its requests at %v; want 1 ns, then one a completion (1 ms) later each", gets)
 	}
 }
+
+// earlyLimit limits pid 10's async writes to shallow depth 1 until 500 us.
+type earlyLimit struct{ refusing }
+
+func (earlyLimit) LimitDepth(now trace.Time, bio *replay.Bio) int {
+	if bio.PID == 10 && now < 500_000 {
+		return 1
+	}
+	return 0
+}
+
+// TestSleeperKeepsItsDepth: bfq_limit_depth runs once an allocation, and
+// blk_mq_get_tag retries after each wake-up with the same
+// data->shallow_depth. Pid 10's second write sleeps at 300 us with depth 1
+// (bit 0 is its first write's); pid 20's read completing at 1 ms frees a
+// tag, but not bit 0, so the write sleeps on until its first write
+// completes at 1.3 ms, though a depth computed anew at 1 ms would be full.
+func TestSleeperKeepsItsDepth(t *testing.T) {
+	recs := []replay.Record{
+		{PID: 20, CPU: 1, Sector: 1 << 30, Bytes: 4096, Cat: trace.CatRead, Queue: 0},
+		{PID: 10, Sector: 0, Bytes: 4096, Cat: trace.CatWrite, Queue: 300_000},
+		{PID: 10, Sector: 100_000, Bytes: 4096, Cat: trace.CatWrite, Queue: 300_001},
+	}
+	w, err := replay.NewWorkloadFromRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gets []trace.Time
+	_, err = replay.Run(w, replay.Config{NewScheduler: func(h replay.Host) (replay.Scheduler, error) {
+		s, err := newRefusing(h)
+		return earlyLimit{s.(refusing)}, err
+	}, Device: &fixedDevice{lat: 1_000_000}, Queue: replay.Queue{Depth: 8, NrRequests: 256}, Mode: replay.Open},
+		func(e *trace.Event) error {
+			if e.Action == trace.ActionGetRQ && e.PID == 10 {
+				gets = append(gets, e.Time)
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gets) != 2 || gets[0] != 300_000 || gets[1] != 1_300_000 {
+		t.Errorf("pid 10 got its requests at %v; want 300 us and 1.3 ms", gets)
+	}
+}

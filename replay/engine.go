@@ -163,6 +163,7 @@ type Engine struct {
 	tags      *tagMap   // the scheduler tags (NrRequests bits), where tagLimit binds: tags.go
 	allocD    int       // the shallow depth of the request getRequest allocates (tagLimit)
 	sleepers  []*Record // bios waiting for a free request, FIFO
+	sleepD    []int     // each sleeper's shallow depth, fixed when it went to sleep (blk_mq_get_tag retries with data->shallow_depth)
 	sleepHead int
 	byEnd     map[uint64]*Request // held requests by end sector (the elevator hash)
 	byStart   map[uint64]*Request // held requests by start sector
@@ -775,6 +776,7 @@ func (e *Engine) allocBio(p *proc, r *Record) {
 		p.blocked = true
 		e.res.Sleeps++
 		e.sleepers = append(e.sleepers, r)
+		e.sleepD = append(e.sleepD, e.allocD)
 		if len(p.plug) > 0 {
 			e.flushPlug(p, true)
 		}
@@ -1226,20 +1228,23 @@ func (e *Engine) freeRequest(rq *Request) {
 		// limit, sync reads, go first, as the tag bitmap's shallow
 		// allocation does).
 		i := e.sleepHead
-		for i < len(e.sleepers) && !e.tagFree(e.sleepers[i]) {
+		for i < len(e.sleepers) && !e.depthFree(e.sleepD[i]) {
 			i++
 		}
 		if i == len(e.sleepers) {
 			break
 		}
-		r := e.sleepers[i]
-		copy(e.sleepers[e.sleepHead+1:i+1], e.sleepers[e.sleepHead:i])
-		e.sleepers[e.sleepHead] = nil
+		r, d := e.sleepers[i], e.sleepD[i]
+		h := e.sleepHead
+		copy(e.sleepers[h+1:i+1], e.sleepers[h:i])
+		copy(e.sleepD[h+1:i+1], e.sleepD[h:i])
+		e.sleepers[h] = nil
 		e.sleepHead++
 		if e.sleepHead == len(e.sleepers) {
-			e.sleepers, e.sleepHead = e.sleepers[:0], 0
+			e.sleepers, e.sleepD, e.sleepHead = e.sleepers[:0], e.sleepD[:0], 0
 		}
 		r.proc.blocked = false
+		e.allocD = d
 		e.getRequest(r.proc, r)
 	}
 	if rq.eng.wbt && e.wbt != nil {
@@ -1253,8 +1258,15 @@ func (e *Engine) freeRequest(rq *Request) {
 // any of the NrRequests tags will do; with one, the scheduler tag bitmap
 // decides which bits the depth leaves r (tagMap).
 func (e *Engine) tagFree(r *Record) bool {
-	d := e.tagLimit(r)
-	e.allocD = d
+	e.allocD = e.tagLimit(r)
+	return e.depthFree(e.allocD)
+}
+
+// depthFree reports whether a request of shallow depth d can be allocated
+// now. A sleeper keeps the depth it slept with: bfq_limit_depth runs once
+// an allocation, and blk_mq_get_tag retries after each wake-up with the
+// same data->shallow_depth.
+func (e *Engine) depthFree(d int) bool {
 	if e.tags == nil {
 		return e.allocated < d
 	}
