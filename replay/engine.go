@@ -160,7 +160,10 @@ type Engine struct {
 
 	inDriver  int
 	allocated int
+	tags      *tagMap   // the scheduler tags (NrRequests bits), where tagLimit binds: tags.go
+	allocD    int       // the shallow depth of the request getRequest allocates (tagLimit)
 	sleepers  []*Record // bios waiting for a free request, FIFO
+	sleepD    []int     // each sleeper's shallow depth, fixed when it went to sleep (blk_mq_get_tag retries with data->shallow_depth)
 	sleepHead int
 	byEnd     map[uint64]*Request // held requests by end sector (the elevator hash)
 	byStart   map[uint64]*Request // held requests by start sector
@@ -289,6 +292,9 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	e.nb, _ = s.(Neighbours)
 	e.rqOK, _ = s.(RequestMergeAllower)
 	e.limiter, _ = s.(DepthLimiter)
+	if e.limiter != nil {
+		e.tags = newTagMap(e.q.NrRequests)
+	}
 	if e.wbt = newWBT(e.q, s); e.wbt != nil {
 		e.wbt.warm(w.WBTWarm)
 		e.wbt.peak(w.WBTPeak)
@@ -764,12 +770,13 @@ func (e *Engine) submitBio(p *proc, r *Record) {
 
 // allocBio allocates r's request, or puts r to sleep for one.
 func (e *Engine) allocBio(p *proc, r *Record) {
-	if e.allocated >= e.tagLimit(r) {
+	if !e.tagFree(r) {
 		// No free request (or none within the scheduler's depth limit for
 		// it): the process sleeps, which flushes its plug.
 		p.blocked = true
 		e.res.Sleeps++
 		e.sleepers = append(e.sleepers, r)
+		e.sleepD = append(e.sleepD, e.allocD)
 		if len(p.plug) > 0 {
 			e.flushPlug(p, true)
 		}
@@ -1182,6 +1189,10 @@ func (e *Engine) newRequest(r *Record) *Request {
 	}
 	e.nextID++
 	e.allocated++
+	if e.tags != nil {
+		rq.eng.tag = e.tags.get(r.CPU, e.allocD)
+		rq.eng.tagCPU = r.CPU
+	}
 	rq.ID = e.nextID
 	rq.PID, rq.Cgroup, rq.Sector, rq.Bytes, rq.Cat = r.PID, r.Cgroup, r.Sector, r.Bytes, r.Cat
 	rq.Comm = r.Comm
@@ -1201,6 +1212,9 @@ func (e *Engine) newRequest(r *Record) *Request {
 // freeRequest returns rq's request to the pool and wakes a sleeper.
 func (e *Engine) freeRequest(rq *Request) {
 	e.allocated--
+	if e.tags != nil {
+		e.tags.put(rq.eng.tag, rq.eng.tagCPU)
+	}
 	for i := range rq.eng.recs {
 		rq.eng.recs[i] = nil
 	}
@@ -1214,26 +1228,49 @@ func (e *Engine) freeRequest(rq *Request) {
 		// limit, sync reads, go first, as the tag bitmap's shallow
 		// allocation does).
 		i := e.sleepHead
-		for i < len(e.sleepers) && e.allocated >= e.tagLimit(e.sleepers[i]) {
+		for i < len(e.sleepers) && !e.depthFree(e.sleepD[i]) {
 			i++
 		}
 		if i == len(e.sleepers) {
 			break
 		}
-		r := e.sleepers[i]
-		copy(e.sleepers[e.sleepHead+1:i+1], e.sleepers[e.sleepHead:i])
-		e.sleepers[e.sleepHead] = nil
+		r, d := e.sleepers[i], e.sleepD[i]
+		h := e.sleepHead
+		copy(e.sleepers[h+1:i+1], e.sleepers[h:i])
+		copy(e.sleepD[h+1:i+1], e.sleepD[h:i])
+		e.sleepers[h] = nil
 		e.sleepHead++
 		if e.sleepHead == len(e.sleepers) {
-			e.sleepers, e.sleepHead = e.sleepers[:0], 0
+			e.sleepers, e.sleepD, e.sleepHead = e.sleepers[:0], e.sleepD[:0], 0
 		}
 		r.proc.blocked = false
+		e.allocD = d
 		e.getRequest(r.proc, r)
 	}
 	if rq.eng.wbt && e.wbt != nil {
 		rq.eng.wbt = false
 		e.wbtDone()
 	}
+}
+
+// tagFree reports whether r's request can be allocated now, and sets
+// allocD to the shallow depth to allocate it with. Without a DepthLimiter
+// any of the NrRequests tags will do; with one, the scheduler tag bitmap
+// decides which bits the depth leaves r (tagMap).
+func (e *Engine) tagFree(r *Record) bool {
+	e.allocD = e.tagLimit(r)
+	return e.depthFree(e.allocD)
+}
+
+// depthFree reports whether a request of shallow depth d can be allocated
+// now. A sleeper keeps the depth it slept with: bfq_limit_depth runs once
+// an allocation, and blk_mq_get_tag retries after each wake-up with the
+// same data->shallow_depth.
+func (e *Engine) depthFree(d int) bool {
+	if e.tags == nil {
+		return e.allocated < d
+	}
+	return e.tags.free(d)
 }
 
 // tagLimit returns the most requests that may be allocated when r asks

@@ -15,4 +15,6 @@ type engineState struct {
 	noMerge     bool      // never merged (REQ_NOMERGE of a split's first part, RQF_FLUSH_SEQ, req_set_nomerge)
 	segs        int       // physical segments (nr_phys_segments): the sum of its bios' bioSegments
 	wbt         bool      // tracked by the writeback throttle (WBT_TRACKED): its freeing is wbt_done
+	tag         int       // its scheduler tag (Engine.tags), when the engine keeps the bitmap
+	tagCPU      uint32    // the CPU it was allocated on, whose hint the freed tag becomes
 }

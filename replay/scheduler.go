@@ -132,14 +132,19 @@ type RequestMergeAllower interface {
 
 // DepthLimiter is implemented by schedulers with a limit_depth hook
 // (bfq_limit_depth, dd_limit_depth): the shallow depth of the scheduler
-// tag bitmap a request may allocate from. The engine models the one
-// hardware queue's scheduler tags (NrRequests) as a pool: a request of
-// shallow depth d (of every sbitmap word of 1<<shift bits) can be had only
-// while fewer than NrRequests*d>>shift tags are in use, since lower bits
-// are taken first by every request.
+// tag bitmap a request may allocate from. With a DepthLimiter the engine
+// keeps the one hardware queue's scheduler tags (NrRequests bits) as
+// lib/sbitmap.c does (tags.go): a shallow depth d, in tags of the whole
+// bitmap as data->shallow_depth is since Linux 6.17, leaves word i its
+// first __map_depth_with_shallow(i, d) bits, so which bits are in use
+// matters, not only how many (d = 1 is bit 0 of word 0). A per-word depth
+// w of older kernels is d = NrRequests*w >> shift (w bits in every full
+// word). LimitDepth is asked once an allocation: a process that sleeps
+// for a tag keeps its depth until it gets one (blk_mq_get_tag).
 type DepthLimiter interface {
-	// LimitDepth returns the most requests that may be allocated when
-	// bio asks for one, or 0 for no limit. bio is valid during the call.
+	// LimitDepth returns the shallow depth, in tags of the whole bitmap,
+	// for the request bio asks for, or 0 for no limit. bio is valid
+	// during the call.
 	LimitDepth(now trace.Time, bio *Bio) int
 }
 

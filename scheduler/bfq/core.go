@@ -1438,38 +1438,52 @@ func sbitmapShift(depth int) uint {
 	return shift
 }
 
-// LimitDepth is bfq_limit_depth with the word depths of
-// bfq_update_depths (6.18): sync reads have the full depth; async I/O at
-// most half of every sbitmap word, sync writes three quarters; while a
-// queue is weight-raised (wr_busy_queues > 0) ~18% and ~37%
-// ((depth*3)>>4, (depth*6)>>4). Then, with the entity-request-limit
-// feature, bfqq_request_over_limit: when the process's queue for the bio,
-// or a group above it, already has its share of the requests allocated,
-// the depth drops to one bit a word
-// (fs-bfq-writeback: the flusher's async queue, weight 40 in the root
-// group beside the reader's group of weight 750, "too many requests:
-// allocated 6 limit 6 level 0" at 1.26, 2.17 and 2.27 s). The result is
-// the depth in requests over the whole bitmap ((nr_requests*depth) >>
-// shift), 0 for no limit.
+// LimitDepth is bfq_limit_depth. The depths are bfq_update_depths': sync
+// reads have the full depth; async I/O at most half of the scheduler tags,
+// sync writes three quarters; while a queue is weight-raised
+// (wr_busy_queues > 0) ~18% and ~37% ((depth*3)>>4, (depth*6)>>4). Then,
+// with the entity-request-limit feature, bfqq_request_over_limit: when the
+// process's queue for the bio, or a group above it, already has its share
+// of that limit allocated, the depth drops to 1 (fs-bfq-writeback: the
+// flusher's async queue, weight 40 in the root group beside the reader's
+// group of weight 750, "too many requests: allocated 6 limit 6 level 0"
+// at 1.26, 2.17 and 2.27 s).
+//
+// The result is a shallow depth in tags of the whole bitmap, as
+// data->shallow_depth is since Linux 6.17 (42e6c6ce03fd: async_depths
+// from nr_requests, and an entity over its limit gets 1 tag, bit 0 of the
+// first word: replay's tag map). With feature shallow-depth-per-word (the
+// kernels before), the depths are word_depths, per sbitmap word of
+// 1<<shift bits, and the limit is (nr_requests*depth)>>shift; the result
+// is then (nr_requests*depth)>>shift, which replay's tag map spreads back
+// over the words as depth bits each (1 a word for an entity over its
+// limit: 4 tags of 256). 0 for no limit.
 func (s *Scheduler) LimitDepth(now trace.Time, bio *replay.Bio) int {
 	write := bio.Cat.IsWrite()
 	sync := !write || bio.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) != 0
 	nr := s.h.Queue().NrRequests
 	shift := sbitmapShift(nr)
-	word := 1 << shift
+	perWord := s.feat.shallowPerWord
+	full := nr // the depth's unit: tags of the whole bitmap
+	if perWord {
+		full = 1 << shift // bits of one word
+	}
 	d, limit := 0, nr
 	if !sync || write {
 		switch wr := s.wrBusy > 0; {
 		case !wr && !sync:
-			d = max(word>>1, 1)
+			d = max(full>>1, 1)
 		case !wr:
-			d = max((word*3)>>2, 1)
+			d = max((full*3)>>2, 1)
 		case !sync:
-			d = max((word*3)>>4, 1)
+			d = max((full*3)>>4, 1)
 		default:
-			d = max((word*6)>>4, 1)
+			d = max((full*6)>>4, 1)
 		}
-		limit = (nr * d) >> shift
+		limit = d
+		if perWord {
+			limit = (nr * d) >> shift
+		}
 	}
 	if b := s.bics[bio.PID]; s.feat.entityLimit && b != nil && b.cgroup == bio.Cgroup {
 		if q := b.q[b2i(sync)]; q != nil && s.requestOverLimit(q, limit) {
@@ -1479,7 +1493,10 @@ func (s *Scheduler) LimitDepth(now trace.Time, bio *replay.Bio) int {
 	if d == 0 {
 		return 0
 	}
-	return max((nr*d)>>shift, 1)
+	if perWord {
+		return max((nr*d)>>shift, 1)
+	}
+	return d
 }
 
 // ioprioBENr is IOPRIO_BE_NR, the best-effort priority levels.

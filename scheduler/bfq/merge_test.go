@@ -55,28 +55,39 @@ func TestLaterMergeStaysInQueue(t *testing.T) {
 	}
 }
 
-// TestLimitDepth: bfq_update_depths on a queue of nr_requests 256: the
-// sbitmap has 64-bit words (sbitmap_calculate_shift: 4 << 6 = 256 is not
-// more than 256), word_depths[0] = {64>>1, (64*3)>>2} = {32, 48},
-// word_depths[1] = {(64*3)>>4, (64*6)>>4} = {12, 24}; bfq_limit_depth
-// scales a word's depth to the queue: limit = (nr_requests * depth) >>
-// shift. So async writes may hold 128 tags, sync writes 192, sync reads
-// all 256; with a weight-raised queue busy, 48 and 96.
+// TestLimitDepth: bfq_update_depths on a queue of nr_requests 256. Linux
+// 6.17 on (6.18) computes async_depths from nr_requests: {256>>1,
+// (256*3)>>2} = {128, 192}, with a weight-raised queue busy {(256*3)>>4,
+// (256*6)>>4} = {48, 96}. Before (6.2), word_depths of a 64-bit word
+// (sbitmap_calculate_shift: 4 << 6 = 256 is not more than 256): {64>>1,
+// (64*3)>>2} = {32, 48}, {(64*3)>>4, (64*6)>>4} = {12, 24}, scaled to the
+// queue as (nr_requests * depth) >> shift: the same 128, 192, 48, 96. They
+// differ where the word's shift rounds: nr_requests 48 has words of 8
+// (4 << 3 = 32 <= 48), so a weight-raised async depth is (8*3)>>4 = 1 a
+// word, (48*1)>>3 = 6 tags, where 6.18 gives (48*3)>>4 = 9. Sync reads
+// are not limited.
 func TestLimitDepth(t *testing.T) {
-	h := newFakeHost(false, 32, 100*trace.Time(1000))
-	h.q.NrRequests = 256
-	s := newSched(t, h, opts("6.18", nil))
 	read := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatRead}
 	async := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatWrite}
 	syncw := &replay.Bio{PID: 1, Bytes: 4096, Cat: trace.CatWrite | trace.CatSync}
 	for _, tc := range []struct {
-		wr   int
-		bio  *replay.Bio
-		want int
-	}{{0, read, 0}, {0, async, 128}, {0, syncw, 192}, {1, async, 48}, {1, syncw, 96}, {1, read, 0}} {
+		kernel string
+		nr     int
+		wr     int
+		bio    *replay.Bio
+		want   int
+	}{
+		{"6.18", 256, 0, read, 0}, {"6.18", 256, 0, async, 128}, {"6.18", 256, 0, syncw, 192},
+		{"6.18", 256, 1, async, 48}, {"6.18", 256, 1, syncw, 96}, {"6.18", 256, 1, read, 0},
+		{"6.2", 256, 0, async, 128}, {"6.2", 256, 0, syncw, 192}, {"6.2", 256, 1, async, 48}, {"6.2", 256, 1, syncw, 96},
+		{"6.18", 48, 1, async, 9}, {"6.2", 48, 1, async, 6}, {"6.18", 48, 1, syncw, 18}, {"6.2", 48, 1, syncw, 18},
+	} {
+		h := newFakeHost(false, 32, 100*trace.Time(1000))
+		h.q.NrRequests = tc.nr
+		s := newSched(t, h, opts(tc.kernel, nil))
 		s.wrBusy = tc.wr
 		if got := s.LimitDepth(0, tc.bio); got != tc.want {
-			t.Errorf("wr_busy %d, %v: limit %d, want %d", tc.wr, tc.bio.Cat.RWBS(tc.bio.Bytes), got, tc.want)
+			t.Errorf("%s, nr_requests %d, wr_busy %d, %v: limit %d, want %d", tc.kernel, tc.nr, tc.wr, tc.bio.Cat.RWBS(tc.bio.Bytes), got, tc.want)
 		}
 	}
 }
@@ -127,52 +138,60 @@ func TestIOPrio(t *testing.T) {
 	}
 }
 
-// TestRequestOverLimit: bfqq_request_over_limit as bfq_limit_depth calls it
-// (6.18), by hand on fs-bfq-writeback's setup: the flusher's async queue
-// (be/4: weight 40) in the root group beside the reader's group of weight
-// 750, nr_requests 256, no queue weight-raised. Async depth 32 of a 64-bit
-// word gives limit (256*32)>>6 = 128; at level 0 (the queue itself) wsum
-// is the root's RT tree's times IOPRIO_BE_NR plus its BE tree's, 0*8 + 40
-// + 750 = 790, so the queue's share is DIV_ROUND_CLOSEST(128*40, 790) = 6.
-// With 6 allocated it is over the limit and the depth drops to one bit a
-// word, (256*1)>>6 = 4 requests (the capture: "too many requests:
-// allocated 6 limit 6 level 0" at 1.26, 2.17 and 2.27 s). Sync reads are
-// not limited while their queue is under its share.
+// TestRequestOverLimit: bfqq_request_over_limit as bfq_limit_depth calls it,
+// by hand on fs-bfq-writeback's setup: the flusher's async queue (be/4:
+// weight 40) in the root group beside the reader's group of weight 750,
+// nr_requests 256, no queue weight-raised. The async limit is 128 (6.18:
+// async_depths[0][0] = 256>>1; 6.2: word depth 32 of a 64-bit word,
+// (256*32)>>6); at level 0 (the queue itself) wsum is the root's RT tree's
+// times IOPRIO_BE_NR plus its BE tree's, 0*8 + 40 + 750 = 790, so the
+// queue's share is DIV_ROUND_CLOSEST(128*40, 790) = 6. With 6 allocated it
+// is over the limit (the capture: "too many requests: allocated 6 limit 6
+// level 0" at 1.26, 2.17 and 2.27 s) and its shallow depth drops to 1: on
+// 6.18 one tag of the whole bitmap (limit = 1; data->shallow_depth is in
+// tags of the whole sbitmap since 42e6c6ce03fd), on 6.2 one bit a word,
+// (256*1)>>6 = 4 tags. Sync reads are not limited while their queue is
+// under its share.
 func TestRequestOverLimit(t *testing.T) {
-	h := newFakeHost(false, 32, 100*trace.Time(1000))
-	h.q.NrRequests = 256
-	o := opts("6.18", map[string]string{"low_latency": "0"})
-	o.Weights = map[uint64]int{761: 750}
-	o.Features = map[string]bool{"entity-request-limit": true}
-	s := newSched(t, h, o)
-	id := uint64(0)
-	insert := func(pid uint32, cg uint64, cat trace.Category) *replay.Request {
-		id++
-		rq := &replay.Request{ID: id, PID: pid, Cgroup: cg, Sector: id * 2048, Bytes: 4096, Cat: cat}
-		s.Insert(0, rq)
-		return rq
-	}
-	insert(2, 761, trace.CatRead|trace.CatSync) // the reader's group on the root's tree
-	async := &replay.Bio{PID: 1, Cgroup: 0, Bytes: 1 << 20, Cat: trace.CatWrite}
-	read := &replay.Bio{PID: 2, Cgroup: 761, Bytes: 4096, Cat: trace.CatRead | trace.CatSync}
-	if got := s.LimitDepth(0, async); got != 128 {
-		t.Fatalf("flusher without a queue: depth %d, want 128", got)
-	}
-	for n := 1; n <= 6; n++ {
-		insert(1, 0, trace.CatWrite)
-		want := 128
-		if n == 6 {
-			want = 4
+	for _, tc := range []struct {
+		kernel string
+		over   int
+	}{{"6.18", 1}, {"6.2", 4}} {
+		h := newFakeHost(false, 32, 100*trace.Time(1000))
+		h.q.NrRequests = 256
+		o := opts(tc.kernel, map[string]string{"low_latency": "0"})
+		o.Weights = map[uint64]int{761: 750}
+		o.Features = map[string]bool{"entity-request-limit": true}
+		s := newSched(t, h, o)
+		id := uint64(0)
+		insert := func(pid uint32, cg uint64, cat trace.Category) *replay.Request {
+			id++
+			rq := &replay.Request{ID: id, PID: pid, Cgroup: cg, Sector: id * 2048, Bytes: 4096, Cat: cat}
+			s.Insert(0, rq)
+			return rq
 		}
-		if got := s.LimitDepth(0, async); got != want {
-			t.Errorf("flusher with %d allocated: depth %d, want %d", n, got, want)
+		insert(2, 761, trace.CatRead|trace.CatSync) // the reader's group on the root's tree
+		async := &replay.Bio{PID: 1, Cgroup: 0, Bytes: 1 << 20, Cat: trace.CatWrite}
+		read := &replay.Bio{PID: 2, Cgroup: 761, Bytes: 4096, Cat: trace.CatRead | trace.CatSync}
+		if got := s.LimitDepth(0, async); got != 128 {
+			t.Fatalf("%s: flusher without a queue: depth %d, want 128", tc.kernel, got)
 		}
-	}
-	if got := s.LimitDepth(0, read); got != 0 {
-		t.Errorf("reader with 1 allocated: depth %d, want 0 (full)", got)
-	}
-	s.feat.entityLimit = false
-	if got := s.LimitDepth(0, async); got != 128 {
-		t.Errorf("without entity-request-limit: depth %d, want the async depth 128", got)
+		for n := 1; n <= 6; n++ {
+			insert(1, 0, trace.CatWrite)
+			want := 128
+			if n == 6 {
+				want = tc.over
+			}
+			if got := s.LimitDepth(0, async); got != want {
+				t.Errorf("%s: flusher with %d allocated: depth %d, want %d", tc.kernel, n, got, want)
+			}
+		}
+		if got := s.LimitDepth(0, read); got != 0 {
+			t.Errorf("%s: reader with 1 allocated: depth %d, want 0 (full)", tc.kernel, got)
+		}
+		s.feat.entityLimit = false
+		if got := s.LimitDepth(0, async); got != 128 {
+			t.Errorf("%s: without entity-request-limit: depth %d, want the async depth 128", tc.kernel, got)
+		}
 	}
 }
