@@ -174,3 +174,31 @@ func TestHoldUntar(t *testing.T) {
 		}
 	}
 }
+
+// TestTimingHoldLeft: a draw holds only while the request that drew it
+// is on the device. A write completes (Done) at 5 us; the next, issued
+// at 10 us in the same struct with a new ID, draws its own: its D2C is
+// the free device's second, not the first.
+func TestTimingHoldLeft(t *testing.T) {
+	mk := func(hold time.Duration) *Model {
+		return &Model{Version: Version, Kind: KindNonRotational, NonRotational: &NonRotational{
+			Parallelism: 64,
+			Write:       &OpTiming{Base: time.Millisecond, Residual: Quantiles{P: []float64{0, 1}, X: []float64{0, 2}}, Hold: hold},
+		}}
+	}
+	run := func(m *Model) [2]trace.Time {
+		dev := m.NewDevice(7)
+		rq := &replay.Request{ID: 1, Bytes: 4096, Cat: trace.CatWrite}
+		a := dev.Issue(0, rq)
+		dev.Done(5_000, rq)
+		rq.ID, rq.Sector = 2, 8
+		return [2]trace.Time{a, dev.Issue(10_000, rq) - 10_000}
+	}
+	held, free := run(mk(time.Millisecond)), run(mk(0))
+	if free[0] == free[1] {
+		t.Fatalf("independent draws gave equal D2C %v", free)
+	}
+	if held != free {
+		t.Errorf("with a 1 ms hold and the holder gone: D2C %v, want the free device's %v", held, free)
+	}
+}

@@ -53,6 +53,7 @@ type Timing struct {
 // at at (OpTiming.Hold).
 type heldDraw struct {
 	rq *replay.Request
+	id uint64 // rq.ID when it drew (an engine may reuse a finished request's struct)
 	at trace.Time
 	u  float64
 }
@@ -64,7 +65,7 @@ func (d *heldDraw) hold(now, h trace.Time, rq *replay.Request, on bool, u float6
 	if d.rq != nil && on && now-d.at <= h {
 		return d.u
 	}
-	*d = heldDraw{rq: rq, at: now, u: u}
+	*d = heldDraw{rq: rq, id: rq.ID, at: now, u: u}
 	return u
 }
 
@@ -130,7 +131,8 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 			if h := n.op(o).Hold; h > 0 {
 				d := &t.held[o]
 				_, on := t.inflight[d.rq]
-				u = d.hold(now, trace.Time(h), rq, on && d.rq != nil, u)
+				on = on && d.rq != nil && d.rq != rq && d.rq.ID == d.id
+				u = d.hold(now, trace.Time(h), rq, on, u)
 			}
 			k := n.load(len(t.inflight), t.depth.v)
 			done = now + trace.Time(nsRound(n.latencyAvg(k, t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, seq, u)))
