@@ -56,13 +56,13 @@ type CalibrateOptions struct {
 	depthWindow time.Duration
 	// HeldDraws fits the held residual draws (OpTiming.Hold) on the
 	// chosen non-rotational model (step 7); off, every request draws its
-	// own. Off by default: on bench/fidelity -seeds 2,3 it brings sync's
-	// bandwidth in recorded-fs/fs-bfq-untar from -34.6 % to -11.1 % and
-	// in fs-mqdl-untar from -17.5 % to -5.8 % (seed 1), but raises the
-	// D2C demerit of fs-bfq-nested from 10.2 % to 29.1 % and of
-	// fs-mqdl-pgbench from 45 % to 147 %, and puts the qd1 step of
-	// raw-sweep-none 27 % high (the model's residual draws, held, are
-	// not yet the device's slow spells).
+	// own. Off by default: on bench/fidelity (seed 1) it brings sync's
+	// bandwidth in recorded-fs/fs-bfq-untar from -34.6 % to -12.2 % and
+	// in fs-mqdl-untar from -17.5 % to -5.8 %, and raw-sweep-none within
+	// target at seeds 1-3, but raises the D2C demerit of fs-bfq-nested
+	// from 10.2 % to 22.6 % (out of target) and of fs-mqdl-pgbench from
+	// 45 % to 147 %, and puts the fs-mqdl-untar -> BFQ what-if's sync at
+	// 0.61 of the real run's (0.68 without).
 	HeldDraws bool
 	// NotRotational says the capture's device is known not to be
 	// rotational (a rig's manifest with rotational=0): Calibrate then
