@@ -95,6 +95,7 @@ func (m *Model) checkBounds() error {
 				return fmt.Errorf("nonrotational %s sequential_factor %g not in [%g, %g]", o, t.Seq, 1/maxFactor, float64(maxFactor))
 			}
 			if err := first(dur(fmt.Sprintf("nonrotational %s base_ns", o), t.Base, false),
+				dur(fmt.Sprintf("nonrotational %s residual_hold_ns", o), t.Hold, false),
 				term(fmt.Sprintf("nonrotational %s per_byte_ns", o), t.PerByte, boundBytes, "bytes"),
 				term(fmt.Sprintf("nonrotational %s ahead_per_byte_ns", o), t.Ahead, boundBytes, "bytes"),
 				factors(fmt.Sprintf("nonrotational %s residual", o), t.Residual),
@@ -174,6 +175,7 @@ func (m *Model) clampToBounds() {
 				continue
 			}
 			dur(&t.Base, false)
+			dur(&t.Hold, false)
 			term(&t.PerByte, boundBytes)
 			term(&t.Ahead, boundBytes)
 			if t.Seq > 0 {

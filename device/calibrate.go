@@ -54,6 +54,16 @@ type CalibrateOptions struct {
 	// curves (step 5); the samples' avg must be set for depthWindow.
 	curves      bool
 	depthWindow time.Duration
+	// HeldDraws fits the held residual draws (OpTiming.Hold) on the
+	// chosen non-rotational model (step 7); off, every request draws its
+	// own. Off by default: on bench/fidelity (seed 1) it brings sync's
+	// bandwidth in recorded-fs/fs-bfq-untar from -34.6 % to -12.2 % and
+	// in fs-mqdl-untar from -17.5 % to -5.8 %, and raw-sweep-none within
+	// target at seeds 1-3, but raises the D2C demerit of fs-bfq-nested
+	// from 10.2 % to 22.6 % (out of target) and of fs-mqdl-pgbench from
+	// 45 % to 147 %, and puts the fs-mqdl-untar -> BFQ what-if's sync at
+	// 0.61 of the real run's (0.68 without).
+	HeldDraws bool
 	// NotRotational says the capture's device is known not to be
 	// rotational (a rig's manifest with rotational=0): Calibrate then
 	// considers the non-rotational kind only, unless Kind forces one.
@@ -245,8 +255,12 @@ func (f *Fit) String() string {
 					if t.Seq > 0 {
 						exp += fmt.Sprintf(", times %.3g continuing a stream", t.Seq)
 					}
-					fmt.Fprintf(&b, "  %-5s base %v + %.4g ns/byte%s (n=%d), residual p1 %.3f p50 %.3f p99 %.3f\n",
-						Op(o), t.Base, t.PerByte, exp, t.N, t.Residual.At(0.01), t.Residual.At(0.5), t.Residual.At(0.99))
+					hold := ""
+					if t.Hold > 0 {
+						hold = fmt.Sprintf(", each draw held %v", t.Hold)
+					}
+					fmt.Fprintf(&b, "  %-5s base %v + %.4g ns/byte%s (n=%d), residual p1 %.3f p50 %.3f p99 %.3f%s\n",
+						Op(o), t.Base, t.PerByte, exp, t.N, t.Residual.At(0.01), t.Residual.At(0.5), t.Residual.At(0.99), hold)
 				}
 			}
 		case KindRotational:
@@ -599,6 +613,17 @@ func calibrate(sum summary, win func(n int) *capture, full func() *capture, opts
 	fit = f
 	if m.Kind == KindNonRotational {
 		fit.Load = m.NonRotational.loadMeasure()
+		// Step 7: the held draws, fitted last on the chosen model; the
+		// scores above time every request with a draw of its own, so
+		// that the choice of the model is the same with them. A
+		// batching device's bunches hold its slow spells already.
+		if n := m.NonRotational; opts.HeldDraws && n.Batching == nil {
+			use := c.samples
+			if n.DepthWindow > 0 {
+				use = withLoad(use, n.DepthWindow)
+			}
+			fitHold(n, use)
+		}
 	}
 	fit.ModelMeanD2C = time.Duration(math.Round(mean(pred)))
 	realDone := make([]float64, len(c.samples))

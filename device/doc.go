@@ -16,7 +16,16 @@
 //     SeqRecent requests issued ended: locality, as a loop device whose
 //     host reads its backing file ahead shows it),
 //     times a residual multiplier drawn from the class's empirical residual
-//     distribution (the sequential requests' own, SeqResidual, with Seq). Below SaturatedBelow (the fewest requests the capture
+//     distribution (the sequential requests' own, SeqResidual, with Seq);
+//     with Hold (fitted with CalibrateOptions.HeldDraws, last, on the
+//     chosen model and outside its scoring,
+//     where the capture's slowest requests of a class come in spells:
+//     those issued, while one of its slowest tenth was on the device,
+//     within a range of gaps after it are in that tenth too half the time
+//     or more), a request of the class issued within Hold of the one that
+//     drew last, while that one is on the device, takes its draw, as a
+//     device's slow spell holds every request on it (not with Batching,
+//     whose bunches hold them). Below SaturatedBelow (the fewest requests the capture
 //     kept on the device for nine tenths of its busy time, when that is 4
 //     or more) the capture says nothing of the device, and the model holds
 //     its throughput instead of its latency: once the requests on the
@@ -81,9 +90,9 @@
 //
 // # JSON form
 //
-// Model.Save writes, and Load reads, this document (version 5; Load also
-// reads version 4, the same without "depth_window_ns" and "depth_curves",
-// version 3, without "sequential_factor" and "sequential_residual"
+// Model.Save writes, and Load reads, this document (version 6; Load also
+// reads version 5, the same without "residual_hold_ns", version 4,
+// without "depth_window_ns" and "depth_curves" either, version 3, without "sequential_factor" and "sequential_residual"
 // either, version 2, without "ahead_per_byte_ns" either, and version 1,
 // without "batching" either, as a model without them). Durations
 // are integer nanoseconds (suffix _ns), per-byte and per-sector costs are
@@ -93,7 +102,7 @@
 // nondecreasing, interpolated linearly in between; up to 1025 entries.
 //
 //	{
-//	  "version": 5,
+//	  "version": 6,
 //	  "kind": "nonrotational" | "rotational",
 //	  "nonrotational": {
 //	    "parallelism": 8,            requests the device serves at once
@@ -111,6 +120,7 @@
 //	              "ahead_per_byte_ns": 0.55,   wait per byte on the device ahead (optional; then no saturation)
 //	              "sequential_factor": 0.21,   factor of a request continuing a stream (optional; 0 or absent: none)
 //	              "sequential_residual": {...}, their multipliers (with sequential_factor)
+//	              "residual_hold_ns": 1000000,  a draw holds for the class's requests issued within it (optional; 0 or absent: none; at most 30 s)
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none
 //	    "batching": {"join_lead_ns": 86000, "join_window_ns": 400000, "drain_ns": 780,

@@ -51,7 +51,10 @@ func TestSaveLoad(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"version":  `{"version": 6, "kind": "rotational", "rotational": {}}`,
+		"version":  `{"version": 7, "kind": "rotational", "rotational": {}}`,
+		"v5hold":   `{"version": 5, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000}}}`,
+		"hold":     `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": -1}}}`,
+		"holdmax":  `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000000000000}}}`,
 		"v3seq":    `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "sequential_factor": 0.5}}}`,
 		"v2ahead":  `{"version": 2, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1}}}`,
 		"ahead":    `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": -1}}}`,

@@ -2,6 +2,7 @@ package device
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,7 @@ func TestSequentialJSON(t *testing.T) {
 		t.Errorf("loaded %+v", r)
 	}
 	for _, c := range []struct{ name, old, new, want string }{
-		{"version 3", `"version": 5`, `"version": 3`, "sequential_factor in a version 3 model"},
+		{"version 3", fmt.Sprintf(`"version": %d`, Version), `"version": 3`, "sequential_factor in a version 3 model"},
 		{"negative", `"sequential_factor": 0.2`, `"sequential_factor": -1`, "sequential_factor -1"},
 		{"too large", `"sequential_factor": 0.2`, `"sequential_factor": 1e9`, "sequential_factor 1e+09 not in"},
 	} {

@@ -31,6 +31,7 @@ type Timing struct {
 	bunch    [numOps]bunchState // non-rotational with batching: the bunch opened last (per class with PerOp)
 	streams  streams            // where the last requests issued ended (OpTiming.Seq)
 	useSeq   bool               // some class has a sequential-stream factor: keep streams
+	held     [numOps]heldDraw   // non-rotational: each class's last residual draw (OpTiming.Hold)
 
 	// Non-rotational with SaturatedBelow: the requests on the device
 	// averaged (exponentially) over SaturationWindow and over
@@ -46,6 +47,26 @@ type Timing struct {
 	queue  []queued   // requests on the device, in service order
 	anchor trace.Time // when queue[0] started (or starts)
 	work   trace.Time // sum of the services in queue, ns
+}
+
+// heldDraw is a class's residual draw u, drawn by the request rq issued
+// at at (OpTiming.Hold).
+type heldDraw struct {
+	rq *replay.Request
+	id uint64 // rq.ID when it drew (an engine may reuse a finished request's struct)
+	at trace.Time
+	u  float64
+}
+
+// hold returns the draw of a request rq issued at now with the hold h,
+// for its own draw u: the held one when it was drawn within h of now by
+// a request still on the device (on), else u, which rq then holds.
+func (d *heldDraw) hold(now, h trace.Time, rq *replay.Request, on bool, u float64) float64 {
+	if d.rq != nil && on && now-d.at <= h {
+		return d.u
+	}
+	*d = heldDraw{rq: rq, id: rq.ID, at: now, u: u}
+	return u
 }
 
 type queued struct {
@@ -106,6 +127,13 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		if isFlush(rq.Cat, rq.Bytes) {
 			done = now + trace.Time(nsRound(n.flushLatency(ahead, u)))
 		} else {
+			o := OpOf(rq.Cat, rq.Bytes)
+			if h := n.op(o).Hold; h > 0 {
+				d := &t.held[o]
+				_, on := t.inflight[d.rq]
+				on = on && d.rq != nil && d.rq != rq && d.rq.ID == d.id
+				u = d.hold(now, trace.Time(h), rq, on, u)
+			}
 			k := n.load(len(t.inflight), t.depth.v)
 			done = now + trace.Time(nsRound(n.latencyAvg(k, t.avgK, t.slowK, rq.Cat, rq.Bytes, ahead, seq, u)))
 		}
