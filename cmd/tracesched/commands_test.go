@@ -284,3 +284,29 @@ func TestReplayTellsSchedulersApartRecorded(t *testing.T) {
 		t.Errorf("mq-deadline predicts share %.3f for the weight-900 cgroup; it ignores weights", mq.at(321))
 	}
 }
+
+// TestOneCaptureGivenTwice: any file of a per-CPU set opens the whole set,
+// so the two per-CPU files of one capture given together read it twice
+// (convert wrote fx-bfq-4seqread's 384 requests as 768). convert and
+// calibrate refuse it as a usage error and write nothing.
+func TestOneCaptureGivenTwice(t *testing.T) {
+	in := fixture(t, "fx-bfq-4seqread") // the set's basename
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.arrow")
+	for _, args := range [][]string{
+		{"convert", in + ".blktrace.0.zst", in + ".blktrace.1.zst", "-o", out},
+		{"convert", in, in + ".blktrace.1.zst", "-o", out},
+		{"calibrate", in + ".blktrace.0.zst", in, "-o", filepath.Join(dir, "device.json")},
+	} {
+		_, errOut, code := run(t, args...)
+		if code != exitUsage || !strings.Contains(errOut, "are one capture") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and \"are one capture\"", args, code, errOut)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind %d files", len(ents))
+	}
+	if _, errOut, code := run(t, "convert", in+".blktrace.1.zst", "-o", out); code != exitOK {
+		t.Fatalf("one per-CPU file: exit %d (%s)", code, errOut)
+	}
+}

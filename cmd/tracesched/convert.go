@@ -285,6 +285,9 @@ func openInputs(ctx context.Context, names []string) (source, error) {
 	if len(names) == 1 {
 		return openInput(ctx, names[0])
 	}
+	if err := distinctInputs(names); err != nil {
+		return nil, err
+	}
 	var srcs []*peeked
 	closeAll := func() {
 		for _, s := range srcs {
@@ -404,4 +407,22 @@ func (m *mergedSource) Diagnostics() blktrace.Diagnostics {
 		}
 	}
 	return d
+}
+
+// distinctInputs refuses two INPUTs that name one capture: any file of a
+// per-CPU set opens the whole set, so NAME.blktrace.0 and NAME.blktrace.1
+// given together would read every event twice.
+func distinctInputs(names []string) error {
+	seen := map[string]string{}
+	for _, n := range names {
+		if n == "-" {
+			continue // standard input twice is refused with the arguments
+		}
+		set := blktrace.SetOf(n)
+		if first, ok := seen[set]; ok {
+			return usagef("%s and %s are one capture (%s: any file of a per-CPU set opens the whole set); give it once", first, n, set)
+		}
+		seen[set] = n
+	}
+	return nil
 }

@@ -19,6 +19,9 @@ import (
 // One input gives its requests unchanged. The sequence can be read again,
 // as device.CalibrateSeq does.
 func pooledRequests(ctx context.Context, ios *IOStreams, inputs []string) (iter.Seq[*trace.Request], *device.Coverage, string, error) {
+	if err := distinctInputs(inputs); err != nil {
+		return nil, nil, "", err
+	}
 	var sets []iter.Seq[*trace.Request]
 	cov := &device.Coverage{}
 	var devs []string

@@ -131,6 +131,37 @@ func Open(name string) (*Input, error) {
 	}
 }
 
+// SetOf returns what Open reads for name, as a path: the basename of the
+// per-CPU set for a file of one (NAME.blktrace.N, optionally .zst or .gz)
+// or a directory holding one set, else name itself, cleaned ("-" for
+// standard input). Two names with the same SetOf are one capture.
+func SetOf(name string) string {
+	if name == "-" {
+		return name
+	}
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		ents, err := os.ReadDir(name)
+		if err == nil {
+			bases := map[string]bool{}
+			for _, e := range ents {
+				if m := perCPUName.FindStringSubmatch(e.Name()); m != nil && !e.IsDir() {
+					bases[m[1]] = true
+				}
+			}
+			if len(bases) == 1 {
+				for b := range bases {
+					return filepath.Join(name, b)
+				}
+			}
+		}
+		return filepath.Clean(name)
+	}
+	if m := perCPUName.FindStringSubmatch(filepath.Base(name)); m != nil {
+		return filepath.Join(filepath.Dir(name), m[1])
+	}
+	return filepath.Clean(name)
+}
+
 var errNoSet = errors.New("no per-CPU files")
 
 type setFile struct {
