@@ -467,18 +467,14 @@ func fitCurves(n *NonRotational, ss []sample, nq int) {
 			continue
 		}
 		var r []float64
-		var byB [][]float64
+		var byB inflightResiduals
 		for _, s := range ss {
 			if s.op != Op(o) {
 				continue
 			}
 			if m := t.mean(s.bytes) * n.sampleFactor(s); m > 0 {
 				r = append(r, s.d2c/m)
-				bk := InflightBucket(s.k)
-				for len(byB) <= bk {
-					byB = append(byB, nil)
-				}
-				byB[bk] = append(byB[bk], s.d2c/m)
+				byB.add(InflightBucket(s.k), s.d2c/m)
 			}
 		}
 		if len(r) == 0 {
@@ -486,17 +482,12 @@ func fitCurves(n *NonRotational, ss []sample, nq int) {
 		}
 		t.Residual = QuantilesOf(r, nq)
 		if t.ByInflight != nil {
-			t.ByInflight = make([]Quantiles, len(byB))
-			for bk, rs := range byB {
-				if len(rs) >= minBucket {
-					t.ByInflight[bk] = QuantilesOf(rs, max(nq/4, 16))
-				}
-			}
+			t.ByInflight = byB.tables(nq)
 		}
 	}
 	// Each curve's own residuals: of the requests nearest it.
 	byC := make([][]float64, len(n.Curves))
-	byCB := make([][][]float64, len(n.Curves))
+	byCB := make([]inflightResiduals, len(n.Curves))
 	for _, s := range ss {
 		if s.op == OpOther {
 			continue
@@ -504,11 +495,7 @@ func fitCurves(n *NonRotational, ss []sample, nq int) {
 		best := n.nearestCurve(s.op, s.bytes, s.seq)
 		if m := n.op(s.op).mean(s.bytes) * n.sampleFactor(s); best >= 0 && m > 0 {
 			byC[best] = append(byC[best], s.d2c/m)
-			b := min(InflightBucket(s.k), maxInflightBuckets-1)
-			for len(byCB[best]) <= b {
-				byCB[best] = append(byCB[best], nil)
-			}
-			byCB[best][b] = append(byCB[best][b], s.d2c/m)
+			byCB[best].add(min(InflightBucket(s.k), maxInflightBuckets-1), s.d2c/m)
 		}
 	}
 	for i, rs := range byC {
@@ -516,12 +503,7 @@ func fitCurves(n *NonRotational, ss []sample, nq int) {
 			n.Curves[i].Residual = QuantilesOf(rs, max(nq/4, 16))
 		}
 		if len(byCB[i]) > 1 {
-			n.Curves[i].ByInflight = make([]Quantiles, len(byCB[i]))
-			for b, rs := range byCB[i] {
-				if len(rs) >= minBucket {
-					n.Curves[i].ByInflight[b] = QuantilesOf(rs, max(nq/4, 16))
-				}
-			}
+			n.Curves[i].ByInflight = byCB[i].tables(nq)
 		}
 	}
 }

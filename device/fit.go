@@ -103,26 +103,17 @@ func fitNonRotational(ss []sample, nq int) *NonRotational {
 		}
 		t := n.op(Op(o))
 		r := make([]float64, 0, len(byOp[o]))
-		var byB [][]float64
+		var byB inflightResiduals
 		for _, i := range byOp[o] {
 			s := ss[i]
 			if m := t.mean(s.bytes) * t.sat(n.sampleSat(s)); m > 0 {
 				r = append(r, s.d2c/m)
-				b := InflightBucket(s.k)
-				for len(byB) <= b {
-					byB = append(byB, nil)
-				}
-				byB[b] = append(byB[b], s.d2c/m)
+				byB.add(InflightBucket(s.k), s.d2c/m)
 			}
 		}
 		t.Residual = QuantilesOf(r, nq)
 		if len(byB) > 1 { // one bucket only: Residual says it all
-			t.ByInflight = make([]Quantiles, len(byB))
-			for b, rs := range byB {
-				if len(rs) >= minBucket {
-					t.ByInflight[b] = QuantilesOf(rs, max(nq/4, 16))
-				}
-			}
+			t.ByInflight = byB.tables(nq)
 		}
 	}
 	return n
@@ -211,6 +202,30 @@ const minGroup = 20
 // ns per byte ahead); Calibrate's step 5 keeps the term only where it
 // lowers the demerit.
 const minAheadGroup = 8
+
+// inflightResiduals gathers residual multipliers by in-flight bucket
+// (InflightBucket of the count on the device at their issue).
+type inflightResiduals [][]float64
+
+// add files x under bucket bk.
+func (b *inflightResiduals) add(bk int, x float64) {
+	for len(*b) <= bk {
+		*b = append(*b, nil)
+	}
+	(*b)[bk] = append((*b)[bk], x)
+}
+
+// tables returns a residual table per bucket (Quantiles of max(nq/4, 16)
+// entries), a zero one for a bucket of fewer than minBucket samples.
+func (b inflightResiduals) tables(nq int) []Quantiles {
+	q := make([]Quantiles, len(b))
+	for bk, rs := range b {
+		if len(rs) >= minBucket {
+			q[bk] = QuantilesOf(rs, max(nq/4, 16))
+		}
+	}
+	return q
+}
 
 // minBucket is the fewest requests of an in-flight bucket for it to get
 // its own residual table.
@@ -789,7 +804,7 @@ func fitSeq(n *NonRotational, ss []sample, nq int) bool {
 		// The residuals with the factor: the sequential requests' table,
 		// and the others' as the fit that made n had them.
 		var rSeq, rRnd []float64
-		var byB [][]float64
+		var byB inflightResiduals
 		for _, i := range idx {
 			s := ss[i]
 			m := t.mean(s.bytes) * n.sampleFactor(s) * t.seqScale(s.seq)
@@ -802,21 +817,12 @@ func fitSeq(n *NonRotational, ss []sample, nq int) bool {
 				continue
 			}
 			rRnd = append(rRnd, x)
-			bk := InflightBucket(s.k)
-			for len(byB) <= bk {
-				byB = append(byB, nil)
-			}
-			byB[bk] = append(byB[bk], x)
+			byB.add(InflightBucket(s.k), x)
 		}
 		t.Residual = QuantilesOf(rRnd, nq)
 		t.SeqResidual = QuantilesOf(rSeq, nq)
 		if t.ByInflight != nil {
-			t.ByInflight = make([]Quantiles, len(byB))
-			for bk, rs := range byB {
-				if len(rs) >= minBucket {
-					t.ByInflight[bk] = QuantilesOf(rs, max(nq/4, 16))
-				}
-			}
+			t.ByInflight = byB.tables(nq)
 		}
 	}
 	return any

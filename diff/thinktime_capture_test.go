@@ -19,17 +19,7 @@ import (
 // agreed with the kernel on 27 of 37 logged classes (73.0 %); leaving them
 // out, on 35 (94.6 %).
 func TestThinkTimeRecomputedAsLogged(t *testing.T) {
-	name := "fs-bfq-fsync-vs-seqread"
-	path := filepath.Join(shared.Path(t, "captures", "recorded-fs", name), name)
-	in, err := blktrace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	s, err := diff.Load(in, in.Meta())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadRecordedFS(t, "fs-bfq-fsync-vs-seqread")
 	tt := diff.Compare(s, s, diff.Options{}).ThinkTime
 	la := tt.RealLogged
 	t.Logf("recomputed vs logged: %.1f%% of %d", 100*la.Agreement, la.Points)
@@ -51,17 +41,7 @@ func TestThinkTimeRecomputedAsLogged(t *testing.T) {
 // list, past the queue. fio's 4 empty PREFLUSH bios (fsync's flush) never
 // reach the scheduler; its 4 FUA writes do.
 func TestThinkTimeInsertionsAsLogged(t *testing.T) {
-	name := "fs-bfq-fsync-vs-seqread"
-	path := filepath.Join(shared.Path(t, "captures", "recorded-fs", name), name)
-	in, err := blktrace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	s, err := diff.Load(in, in.Meta())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadRecordedFS(t, "fs-bfq-fsync-vs-seqread")
 	adds := map[uint32]int{}
 	for i := range s.Messages {
 		m := &s.Messages[i].Msg
@@ -85,4 +65,20 @@ func TestThinkTimeInsertionsAsLogged(t *testing.T) {
 			t.Errorf("queue of pid %d: the kernel logged %d add_request, the measure has no series", pid, n)
 		}
 	}
+}
+
+// loadRecordedFS loads ../shared/captures/recorded-fs/NAME as a diff side
+// (the test skips when ../shared is absent).
+func loadRecordedFS(t *testing.T, name string) *diff.Side {
+	t.Helper()
+	in, err := blktrace.Open(filepath.Join(shared.Path(t, "captures", "recorded-fs", name), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	s, err := diff.Load(in, in.Meta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

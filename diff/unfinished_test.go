@@ -41,18 +41,7 @@ func latencySide(n int, d2c func(i int) trace.Time) *Side {
 // sqrt(1/9 * mean of (49 ms * x)^2 for x uniform on 0..1) = 49 ms / sqrt(27)
 // = 9.430 ms.
 func TestLatencyUnfinished(t *testing.T) {
-	real := latencySide(10, func(i int) trace.Time {
-		if i == 9 {
-			return trace.NoTime
-		}
-		return 1e6
-	})
-	pred := latencySide(10, func(i int) trace.Time {
-		if i == 9 {
-			return 50e6
-		}
-		return 1e6
-	})
+	real, pred := lastUnfinished()
 	l := compareLatency(real, pred)
 	if l.D2CDemerit != 0 || l.Q2CDemerit != 0 {
 		t.Errorf("D2C demerit %v, Q2C %v, want 0 and 0 (the unfinished request left out)", l.D2CDemerit, l.Q2CDemerit)
@@ -112,18 +101,7 @@ func TestUnfinishedWriteback(t *testing.T) {
 // span bandwidth on both sides. Counted, the prediction's last read
 // would have made it 40960 bytes over 59 ms (0.662 MiB/s).
 func TestSpanBandwidthUnfinished(t *testing.T) {
-	real := latencySide(10, func(i int) trace.Time {
-		if i == 9 {
-			return trace.NoTime
-		}
-		return 1e6
-	})
-	pred := latencySide(10, func(i int) trace.Time {
-		if i == 9 {
-			return 50e6
-		}
-		return 1e6
-	})
+	real, pred := lastUnfinished()
 	const want = 36864.0 / (1 << 20) / 0.009
 	res := Compare(real, pred, Options{})
 	procs, cgs := res.Processes, res.Cgroups
@@ -133,4 +111,23 @@ func TestSpanBandwidthUnfinished(t *testing.T) {
 	if len(cgs) != 1 || math.Abs(cgs[0].RealMiBpsSpan-want) > 1e-9 || math.Abs(cgs[0].PredMiBpsSpan-want) > 1e-9 {
 		t.Errorf("cgroups %+v, want one at %.5f MiB/s on both sides", cgs, want)
 	}
+}
+
+// lastUnfinished returns the sides of TestLatencyUnfinished: ten reads,
+// each done 1 ms after its queue, but the capture's last one never
+// completed and the prediction's took 50 ms.
+func lastUnfinished() (real, pred *Side) {
+	real = latencySide(10, func(i int) trace.Time {
+		if i == 9 {
+			return trace.NoTime
+		}
+		return 1e6
+	})
+	pred = latencySide(10, func(i int) trace.Time {
+		if i == 9 {
+			return 50e6
+		}
+		return 1e6
+	})
+	return real, pred
 }

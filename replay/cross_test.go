@@ -20,17 +20,7 @@ import (
 // its own last completion and ran ahead of fio's predicted completion.
 func TestCrossProcessEdge(t *testing.T) {
 	const ms = trace.Time(1_000_000)
-	w := trace.CatWrite | trace.CatSync
-	var recs []replay.Record
-	a := trace.Time(0)
-	for k := 0; k < 8; k++ {
-		recs = append(recs,
-			replay.Record{PID: 1, Sector: uint64(1000 + 8*k), Bytes: 4096, Cat: w, Queue: a, Issue: a, Done: a + 2*ms},
-			replay.Record{PID: 2, Sector: uint64(900000 + 8*k), Bytes: 4096, Cat: w | trace.CatMeta,
-				Queue: a + 2*ms + 50_000, Issue: a + 2*ms + 50_000, Done: a + 4*ms + 50_000})
-		a += 4*ms + 150_000
-	}
-	wl, err := replay.NewWorkloadFromRecords(recs)
+	wl, err := replay.NewWorkloadFromRecords(fsyncRounds(8))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,17 +70,7 @@ func TestCrossProcessEdge(t *testing.T) {
 func TestCrossProcessEdgeCycles(t *testing.T) {
 	const ms = trace.Time(1_000_000)
 	const rounds = 20
-	w := trace.CatWrite | trace.CatSync
-	var recs []replay.Record
-	a := trace.Time(0)
-	for k := 0; k < rounds; k++ {
-		recs = append(recs,
-			replay.Record{PID: 1, Sector: uint64(1000 + 8*k), Bytes: 4096, Cat: w, Queue: a, Issue: a, Done: a + 2*ms},
-			replay.Record{PID: 2, Sector: uint64(900000 + 8*k), Bytes: 4096, Cat: w | trace.CatMeta,
-				Queue: a + 2*ms + 50_000, Issue: a + 2*ms + 50_000, Done: a + 4*ms + 50_000})
-		a += 4*ms + 150_000
-	}
-	wl, err := replay.NewWorkloadFromRecords(recs)
+	wl, err := replay.NewWorkloadFromRecords(fsyncRounds(rounds))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,4 +107,22 @@ func TestCrossProcessEdgeCycles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fsyncRounds is n rounds of TestCrossProcessEdge's capture: pid 1 writes
+// 4 KiB (2 ms on the device), pid 2 writes a metadata block 50 us after
+// that completion (2 ms), the next round 100 us after that.
+func fsyncRounds(n int) []replay.Record {
+	const ms = trace.Time(1_000_000)
+	w := trace.CatWrite | trace.CatSync
+	var recs []replay.Record
+	a := trace.Time(0)
+	for k := 0; k < n; k++ {
+		recs = append(recs,
+			replay.Record{PID: 1, Sector: uint64(1000 + 8*k), Bytes: 4096, Cat: w, Queue: a, Issue: a, Done: a + 2*ms},
+			replay.Record{PID: 2, Sector: uint64(900000 + 8*k), Bytes: 4096, Cat: w | trace.CatMeta,
+				Queue: a + 2*ms + 50_000, Issue: a + 2*ms + 50_000, Done: a + 4*ms + 50_000})
+		a += 4*ms + 150_000
+	}
+	return recs
 }

@@ -87,24 +87,7 @@ func TestShallowDepthOne(t *testing.T) {
 		recs = append(recs, replay.Record{PID: 10, Sector: uint64(i) * 100_000, Bytes: 4096,
 			Cat: trace.CatWrite, Queue: trace.Time(1 + i)})
 	}
-	w, err := replay.NewWorkloadFromRecords(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gets []trace.Time
-	res, err := replay.Run(w, replay.Config{NewScheduler: func(h replay.Host) (replay.Scheduler, error) {
-		s, err := newRefusing(h)
-		return overLimit{s.(refusing)}, err
-	}, Device: &fixedDevice{lat: 1_000_000}, Queue: replay.Queue{Depth: 8, NrRequests: 256}, Mode: replay.Open},
-		func(e *trace.Event) error {
-			if e.Action == trace.ActionGetRQ && e.PID == 10 {
-				gets = append(gets, e.Time)
-			}
-			return nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, gets := runLimited(t, recs, func(r refusing) replay.Scheduler { return overLimit{r} })
 	if res.Sleeps != 2 || res.Requests != 4 {
 		t.Errorf("%d sleeps, %d requests; want 2, 4", res.Sleeps, res.Requests)
 	}
@@ -135,14 +118,25 @@ func TestSleeperKeepsItsDepth(t *testing.T) {
 		{PID: 10, Sector: 0, Bytes: 4096, Cat: trace.CatWrite, Queue: 300_000},
 		{PID: 10, Sector: 100_000, Bytes: 4096, Cat: trace.CatWrite, Queue: 300_001},
 	}
+	_, gets := runLimited(t, recs, func(r refusing) replay.Scheduler { return earlyLimit{r} })
+	if len(gets) != 2 || gets[0] != 300_000 || gets[1] != 1_300_000 {
+		t.Errorf("pid 10 got its requests at %v; want 300 us and 1.3 ms", gets)
+	}
+}
+
+// runLimited replays recs open-loop on a 1 ms device through the refusing
+// scheduler wrapped by wrap (a DepthLimiter), with 256 scheduler tags, and
+// returns the result and when pid 10 got each of its requests.
+func runLimited(t *testing.T, recs []replay.Record, wrap func(refusing) replay.Scheduler) (replay.Result, []trace.Time) {
+	t.Helper()
 	w, err := replay.NewWorkloadFromRecords(recs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gets []trace.Time
-	_, err = replay.Run(w, replay.Config{NewScheduler: func(h replay.Host) (replay.Scheduler, error) {
+	res, err := replay.Run(w, replay.Config{NewScheduler: func(h replay.Host) (replay.Scheduler, error) {
 		s, err := newRefusing(h)
-		return earlyLimit{s.(refusing)}, err
+		return wrap(s.(refusing)), err
 	}, Device: &fixedDevice{lat: 1_000_000}, Queue: replay.Queue{Depth: 8, NrRequests: 256}, Mode: replay.Open},
 		func(e *trace.Event) error {
 			if e.Action == trace.ActionGetRQ && e.PID == 10 {
@@ -153,7 +147,5 @@ func TestSleeperKeepsItsDepth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gets) != 2 || gets[0] != 300_000 || gets[1] != 1_300_000 {
-		t.Errorf("pid 10 got its requests at %v; want 300 us and 1.3 ms", gets)
-	}
+	return res, gets
 }

@@ -37,14 +37,16 @@ type tagMap struct {
 }
 
 func newTagMap(depth int) *tagMap {
-	shift := tagShift(depth)
+	shift := TagShift(depth)
 	n := (depth + 1<<shift - 1) >> shift
 	return &tagMap{depth: depth, shift: shift, words: make([]uint64, n), hints: map[uint32]int{}}
 }
 
-// tagShift is sbitmap_calculate_shift: BITS_PER_LONG (64) bits a word,
-// halved while 4 words would not fill depth bits.
-func tagShift(depth int) uint {
+// TagShift is sbitmap_calculate_shift: the log2 of the bits per word of
+// a scheduler tag bitmap of depth tags, BITS_PER_LONG (64) bits a word,
+// halved while 4 words would not fill depth bits. A scheduler's
+// LimitDepth (DepthLimiter) computes per-word depths with it.
+func TagShift(depth int) uint {
 	shift := uint(6)
 	if depth >= 4 {
 		for (4 << shift) > depth {

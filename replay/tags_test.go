@@ -12,7 +12,7 @@ func TestTagShift(t *testing.T) {
 		depth int
 		shift uint
 	}{{256, 6}, {128, 5}, {64, 4}, {48, 3}, {4, 0}, {2, 6}} {
-		if got := tagShift(tc.depth); got != tc.shift {
+		if got := TagShift(tc.depth); got != tc.shift {
 			t.Errorf("depth %d: shift %d, want %d", tc.depth, got, tc.shift)
 		}
 	}

@@ -212,6 +212,10 @@ func parseWeights(ws []string, known map[uint64]string) (map[uint64]int, error) 
 // rest are the scheduler's tunables (queue/iosched/).
 var queueAttrs = map[string]bool{"rotational": true, "nr_requests": true, "max_sectors_kb": true, "max_segments": true, "queue_depth": true, "wbt_lat_usec": true}
 
+// modelOptions are the --set names that change what a model reports, not
+// what it does (bfq's log level): setting them is no what-if.
+var modelOptions = map[string]bool{"log": true}
+
 // ioschedSets returns the --set names that are not queue attributes: what
 // the scheduler model takes.
 func ioschedSets(sets map[string]string) map[string]string {

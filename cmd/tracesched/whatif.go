@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/tracesched/tracesched/replay"
 	"maps"
 	"slices"
 	"strconv"
@@ -124,7 +123,7 @@ func replayChanges(rs recordedSetup, sched, kernel string, kernelGiven bool, wei
 		var kv []string
 		changed := false
 		for _, k := range slices.Sorted(maps.Keys(sets)) {
-			if queueAttrs[k] || replay.AttrName(k) == "log" { // log: what the model logs, not what it does
+			if queueAttrs[k] || modelOptions[k] {
 				continue
 			}
 			kv = append(kv, k+"="+sets[k])

@@ -310,9 +310,13 @@ func TestReplayHostBFQToMqdl(t *testing.T) {
 // with it stays a validation (it had made the replay a timed what-if).
 func TestLogSetIsNoChange(t *testing.T) {
 	rs := recordedSetup{Scheduler: "bfq", Manifest: true, Tunables: map[string]string{"slice_idle": "8"}}
-	for _, sets := range []map[string]string{{"log": "all"}, {"iosched/log": "none"}, {"log": "all", "slice_idle": "8"}} {
+	for _, flags := range [][]string{{"log=all"}, {"queue/iosched/log=none"}, {"log=all", "slice_idle=8"}} {
+		sets, err := parseSets(flags)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if ch := replayChanges(rs, "bfq", "", false, nil, sets, true); len(ch) != 0 {
-			t.Errorf("--set %v: changes %q, want none (a validation)", sets, ch)
+			t.Errorf("--set %v: changes %q, want none (a validation)", flags, ch)
 		}
 	}
 	if ch := replayChanges(rs, "bfq", "", false, nil, map[string]string{"log": "all", "slice_idle": "2"}, true); len(ch) != 1 {

@@ -1426,18 +1426,6 @@ func (s *Scheduler) RequestsMerged(now trace.Time, rq, next *replay.Request) {
 	s.requestFreed(n)
 }
 
-// sbitmapShift is sbitmap_calculate_shift for a bitmap of depth bits:
-// BITS_PER_LONG (64) bits per word, fewer while 4 words would not fill.
-func sbitmapShift(depth int) uint {
-	shift := uint(6)
-	if depth >= 4 {
-		for (4 << shift) > depth {
-			shift--
-		}
-	}
-	return shift
-}
-
 // LimitDepth is bfq_limit_depth. The depths are bfq_update_depths': sync
 // reads have the full depth; async I/O at most half of the scheduler tags,
 // sync writes three quarters; while a queue is weight-raised
@@ -1462,7 +1450,7 @@ func (s *Scheduler) LimitDepth(now trace.Time, bio *replay.Bio) int {
 	write := bio.Cat.IsWrite()
 	sync := !write || bio.Cat&(trace.CatSync|trace.CatFUA|trace.CatFlush) != 0
 	nr := s.h.Queue().NrRequests
-	shift := sbitmapShift(nr)
+	shift := replay.TagShift(nr)
 	perWord := s.feat.shallowPerWord
 	full := nr // the depth's unit: tags of the whole bitmap
 	if perWord {
