@@ -131,6 +131,9 @@ type Engine struct {
 	nb      Neighbours // nil: neighbours from the engine's hash
 	rqOK    RequestMergeAllower
 	limiter DepthLimiter
+	// cgMerge: merges ask blk_cgroup_mergeable (Linux 5.18+; see
+	// CgroupMergeRule).
+	cgMerge bool
 	wbt     *wbt // writeback throttling (wbt.go), nil when off
 	dev     Device
 	out     func(*trace.Event) error
@@ -292,6 +295,10 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	e.nb, _ = s.(Neighbours)
 	e.rqOK, _ = s.(RequestMergeAllower)
 	e.limiter, _ = s.(DepthLimiter)
+	e.cgMerge = true
+	if r, ok := s.(CgroupMergeRule); ok {
+		e.cgMerge = r.CgroupMergeable()
+	}
 	if e.limiter != nil {
 		e.tags = newTagMap(e.q.NrRequests)
 	}
@@ -970,12 +977,13 @@ func bioOf(rq *Request) Bio {
 // merges, rqMergeable) both ask it. The trace shows REQ_META (the M of the
 // RWBS), not REQ_SWAP. In fs-mqdl-pgbench a backend's ext4 metadata read
 // (RM 4195064+8) ends where its plugged readahead request (RA 4195072+8)
-// starts; the kernel kept them apart.
+// starts; the kernel kept them apart. Kernels before 5.18 lack the rule
+// (CgroupMergeRule).
 func (e *Engine) mergeOK(rq *Request, cat trace.Category, cg uint64) bool {
 	const dir = trace.CatWrite | trace.CatDiscard
 	const nomerge = trace.CatFlush | trace.CatFUA
-	return rq.Cat&dir == cat&dir && rq.Cat&nomerge == 0 && cat&nomerge == 0 && rq.Cgroup == cg &&
-		(rq.Cat^cat)&trace.CatMeta == 0 && !rq.eng.noMerge
+	return rq.Cat&dir == cat&dir && rq.Cat&nomerge == 0 && cat&nomerge == 0 &&
+		(!e.cgMerge || rq.Cgroup == cg && (rq.Cat^cat)&trace.CatMeta == 0) && !rq.eng.noMerge
 }
 
 // bioFits is ll_back_merge_fn and ll_front_merge_fn (block/blk-merge.c)

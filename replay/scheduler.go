@@ -130,6 +130,21 @@ type RequestMergeAllower interface {
 	AllowRequestMerge(rq, next *Request) bool
 }
 
+// CgroupMergeRule is implemented by models of a kernel whose block layer
+// predates blk_cgroup_mergeable (Linux 5.18, 6b2b04590b51 "block: dont
+// merge across cgroup boundaries if blkcg is enabled"). Without it
+// blk_rq_merge_ok, ll_new_hw_segment and ll_merge_requests_fn do not ask
+// that a bio and a request share a cgroup and agree on REQ_META: in Linux
+// 4.19 (CFQ) a metadata bio joins a data request of the same queue, and
+// only the scheduler's allow_merge hooks keep queues apart. The commit was
+// marked for stable 4.19+, so a late 4.19.y may carry it; the CFQ model is
+// 4.19 as released. A scheduler that does not implement it gets the rule.
+type CgroupMergeRule interface {
+	// CgroupMergeable reports whether the modelled block layer applies
+	// blk_cgroup_mergeable.
+	CgroupMergeable() bool
+}
+
 // DepthLimiter is implemented by schedulers with a limit_depth hook
 // (bfq_limit_depth, dd_limit_depth): the shallow depth of the scheduler
 // tag bitmap a request may allocate from. With a DepthLimiter the engine

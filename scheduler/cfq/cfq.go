@@ -424,6 +424,12 @@ func cleanPath(p string) string {
 // Name returns "cfq".
 func (s *Scheduler) Name() string { return "cfq" }
 
+// CgroupMergeable is false: Linux 4.13 and 4.19 merge without
+// blk_cgroup_mergeable (replay.CgroupMergeRule); cfq_allow_bio_merge and
+// cfq_allow_rq_merge keep merges within one cfq queue, and so within one
+// cgroup, but a REQ_META bio joins a data request of its queue.
+func (s *Scheduler) CgroupMergeable() bool { return false }
+
 // DisablesWBT reports that CFQ runs without writeback throttling
 // (cfq_init_queue calls wbt_disable_default, Linux 4.12 to 4.20):
 // replay.WritebackThrottleDisabler.

@@ -100,3 +100,32 @@ func TestEngineSeed001(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaBioMergesIn419 replays fs-mqdl-pgbench's pair of bios (backend
+// 4027: RA 4195072+8, then RM 4195064+8 on the same plug, ending where the
+// readahead starts) through CFQ. Linux 4.19 has no blk_cgroup_mergeable
+// (replay.CgroupMergeRule; 5.18's 6b2b04590b51 added it), and
+// cfq_allow_bio_merge sees one process's sync queue, so the metadata bio
+// front-merges into the readahead request: 1 request, 1 front merge, where
+// 6.18 keeps 2 requests (replay's TestMetaBioDoesNotMergeWithData).
+func TestMetaBioMergesIn419(t *testing.T) {
+	recs := []replay.Record{
+		{PID: 4027, Sector: 4195072, Bytes: 4096, Cat: trace.CatRead | trace.CatAhead, Plugged: true},
+		{PID: 4027, Sector: 4195064, Bytes: 4096, Cat: trace.CatRead | trace.CatMeta, Queue: 1636, Plugged: true, PlugEnd: true},
+	}
+	w, err := replay.NewWorkloadFromRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(w, replay.Config{
+		NewScheduler: func(h replay.Host) (replay.Scheduler, error) { return New(h, replay.Options{}) },
+		Device:       &serialDevice{svc: trace.Time(time.Millisecond)},
+		Queue:        replay.Queue{Depth: 1}, Mode: replay.Open,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 1 || res.FrontMerges != 1 {
+		t.Errorf("CFQ 4.19: %d requests, %d front merges; want 1, 1", res.Requests, res.FrontMerges)
+	}
+}
