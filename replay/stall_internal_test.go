@@ -17,7 +17,9 @@ import (
 // (seed000-stall.fio: thinktime_blocks=1500), at bios 63 + 1500 m: none
 // of those is a host stall.
 func TestStallsRealBios(t *testing.T) {
-	open := func(name string) *Workload {
+	// open skips when the capture is absent, or is another recording
+	// under its name (bench/whatif/record.sh run again: no such pid).
+	open := func(name string, pid uint32) *Workload {
 		for _, dir := range []string{"/tmp/wi-captures", "../../shared/captures/rig"} {
 			base := filepath.Join(dir, name, name)
 			if _, err := os.Stat(base + ".blktrace.0"); err != nil {
@@ -27,17 +29,22 @@ func TestStallsRealBios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return w
+			for _, p := range w.Processes {
+				if p.PID == pid {
+					return w
+				}
+			}
+			t.Skipf("%s is another recording than this test's (no pid %d); skipping", name, pid)
 		}
 		t.Skipf("capture %s absent; skipping", name)
 		return nil
 	}
-	w := open("wi-seed000-mqdl")
+	w := open("wi-seed000-mqdl", 23275)
 	w.Stalls()
 	if _, ok := w.stalls.host[bioKey{23275, 573}]; !ok {
 		t.Errorf("wi-seed000-mqdl: pid 23275's bio 573 (13.8 ms, 64 completions unreaped) is not a host stall")
 	}
-	s := open("wi-seed000-stall-bfq-10-90-ll0")
+	s := open("wi-seed000-stall-bfq-10-90-ll0", 22781)
 	s.Stalls()
 	for k := uint32(63); k < 29820; k += 1500 {
 		if _, ok := s.stalls.host[bioKey{22781, k}]; ok {
