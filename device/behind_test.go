@@ -95,8 +95,9 @@ func TestBehindVersion(t *testing.T) {
 // its requests in order, as recorded-fs/fs-mqdl-writeback's loop device
 // did: every 20 ms a 1.25 MiB write taking 8 ms (+-10 %), and 4 KiB reads
 // 500 us apart taking 100 us (+-10 %), except those issued while the
-// write is on the device, which complete 10 us after it.
-func behindCapture() []trace.Request {
+// write is on the device, which complete 10 us after it when inOrder
+// (else in their 100 us as well).
+func behindCapture(inOrder bool) []trace.Request {
 	var reqs []trace.Request
 	add := func(r trace.Request, at, done trace.Time) {
 		r.ID, r.PID, r.Bios = uint64(len(reqs)+1), 1, 1
@@ -111,7 +112,7 @@ func behindCapture() []trace.Request {
 		for j := 1; j < 40; j++ {
 			at := t0 + trace.Time(j)*500e3
 			done := at + trace.Time(100e3*jitter(rep*40+j))
-			if at < wDone {
+			if inOrder && at < wDone {
 				done = wDone + 10e3
 			}
 			add(trace.Request{Sector: 1<<30 + uint64(rep*40+j)*8, Bytes: 4096, Cat: trace.CatRead}, at, done)
@@ -121,14 +122,15 @@ func behindCapture() []trace.Request {
 	return reqs
 }
 
-// TestCalibrateBehind: with CalibrateOptions.Behind, step 5 keeps the
+// TestCalibrateBehind: with CalibrateOptions.Behind, step 5 fits the
 // wait behind large requests on a capture whose reads wait for the write
-// ahead of them (15 or 16 of every 39), and times them so: a read issued
+// ahead of them (15 or 16 of every 39: inOrderBehind counts 200 writes
+// times 15 or 16 reads, every one in order), and times them so: a read issued
 // 1 ms after a write's issue completes about when the write does, 7 ms
 // later (8 ms +-10 % after the write's issue, scale permitting: at least
 // 0.25 of it), where the model without the term times it at 100 us.
 func TestCalibrateBehind(t *testing.T) {
-	reqs := behindCapture()
+	reqs := behindCapture(true)
 	m, fit, err := Calibrate(reqs, CalibrateOptions{Seed: 1, Behind: true, NotRotational: true})
 	if err != nil {
 		t.Fatal(err)
@@ -153,5 +155,28 @@ func TestCalibrateBehind(t *testing.T) {
 	got := d.Issue(1e6, &replay.Request{ID: 2, Sector: 1 << 30, Bytes: 4096, Cat: trace.CatRead})
 	if want := 1e6 + n.BehindScale*float64(wDone-1e6); float64(got) < want-1 || got < 1e6+(wDone-1e6)/4 {
 		t.Errorf("read behind the write (done %d ns) done %d ns, want at least %.0f", wDone, got, want)
+	}
+}
+
+// TestCalibrateBehindOutOfOrder: where the reads behind the writes take
+// their own 100 us (only those issued near the write's end complete
+// within a tenth of its D2C of it), step 5 does not fit the wait even
+// with the option.
+func TestCalibrateBehindOutOfOrder(t *testing.T) {
+	reqs := behindCapture(false)
+	m, _, err := Calibrate(reqs, CalibrateOptions{Seed: 1, Behind: true, NotRotational: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.NonRotational.Behind != 0 {
+		t.Errorf("behind_bytes %d on a device that serves the reads beside the writes, want 0", m.NonRotational.Behind)
+	}
+	c := prepare(reqs)
+	n, in := inOrderBehind(c.samples)
+	// Reads 500 us apart from 0.5 ms on, behind a write of 7.2-8.8 ms:
+	// 14 to 17 per write; in order only those issued within its last
+	// tenth less their 100 us (0.62-0.78 ms), at most 2 per write.
+	if n < 200*14 || n > 200*17 || in > 200*2 {
+		t.Errorf("inOrderBehind: %d behind, %d in order; want 2800 to 3400 and at most 400", n, in)
 	}
 }
