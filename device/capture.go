@@ -27,6 +27,10 @@ type sample struct {
 	// ahead is the bytes of the other requests on the device just after
 	// its issue (itself excluded), counted as k counts them.
 	ahead float64
+	// behind: it is smaller than behindMin bytes and a request of at
+	// least behindMin bytes was on the device at its issue
+	// (NonRotational.Behind).
+	behind bool
 	// seq: it continues a stream (streams.issue over every request
 	// issued before it, in replay order), as Timing tells it.
 	seq bool
@@ -145,17 +149,24 @@ func prepare(reqs []trace.Request) *capture {
 	}
 	sortEvents(c.events, ids, first)
 	c.samples = make([]sample, 0, nSamples)
-	onDev, onBytes := 0, 0.0
+	onDev, onBytes, onLarge := 0, 0.0, 0
 	var st streams
 	for _, e := range c.events {
 		r := &c.rqs[e.req]
 		if e.done {
 			onDev--
 			onBytes -= float64(r.Bytes)
+			if r.Bytes >= behindMin {
+				onLarge--
+			}
 			continue
 		}
+		behind := r.Bytes < behindMin && onLarge > 0
 		onDev++
 		onBytes += float64(r.Bytes)
+		if r.Bytes >= behindMin {
+			onLarge++
+		}
 		seq := st.issue(r.Sector, r.Bytes)
 		if !hasSample[e.req] {
 			continue
@@ -163,7 +174,7 @@ func prepare(reqs []trace.Request) *capture {
 		c.samples = append(c.samples, sample{
 			req: e.req, issue: e.t, k: onDev, op: OpOf(r.Cat, r.Bytes),
 			sector: r.Sector, bytes: r.Bytes, write: r.Cat.IsWrite(),
-			ahead: max(onBytes-float64(r.Bytes), 0), seq: seq,
+			ahead: max(onBytes-float64(r.Bytes), 0), seq: seq, behind: behind,
 		})
 	}
 	// Completion times, and the service walk (step 4).

@@ -90,8 +90,9 @@
 //
 // # JSON form
 //
-// Model.Save writes, and Load reads, this document (version 6; Load also
-// reads version 5, the same without "residual_hold_ns", version 4,
+// Model.Save writes, and Load reads, this document (version 7; Load also
+// reads version 6, the same without "behind_bytes", version 5, without
+// "residual_hold_ns" either, version 4,
 // without "depth_window_ns" and "depth_curves" either, version 3, without "sequential_factor" and "sequential_residual"
 // either, version 2, without "ahead_per_byte_ns" either, and version 1,
 // without "batching" either, as a model without them). Durations
@@ -102,7 +103,7 @@
 // nondecreasing, interpolated linearly in between; up to 1025 entries.
 //
 //	{
-//	  "version": 6,
+//	  "version": 7,
 //	  "kind": "nonrotational" | "rotational",
 //	  "nonrotational": {
 //	    "parallelism": 8,            requests the device serves at once

@@ -51,7 +51,7 @@ func TestSaveLoad(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"version":  `{"version": 7, "kind": "rotational", "rotational": {}}`,
+		"version":  `{"version": 8, "kind": "rotational", "rotational": {}}`,
 		"v5hold":   `{"version": 5, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000}}}`,
 		"hold":     `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": -1}}}`,
 		"holdmax":  `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000000000000}}}`,

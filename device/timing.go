@@ -25,13 +25,14 @@ import (
 type Timing struct {
 	m        *Model
 	rng      *rand.Rand
-	inflight map[*replay.Request]struct{}
+	inflight map[*replay.Request]onDevice
 	head     uint64             // sector after the last request issued
 	bytes    uint64             // bytes of the requests on the device
 	bunch    [numOps]bunchState // non-rotational with batching: the bunch opened last (per class with PerOp)
 	streams  streams            // where the last requests issued ended (OpTiming.Seq)
 	useSeq   bool               // some class has a sequential-stream factor: keep streams
 	held     [numOps]heldDraw   // non-rotational: each class's last residual draw (OpTiming.Hold)
+	issued   uint64             // requests issued so far
 
 	// Non-rotational with SaturatedBelow: the requests on the device
 	// averaged (exponentially) over SaturationWindow and over
@@ -85,7 +86,7 @@ func (m *Model) NewDevice(seed uint64) *Timing {
 		m:        m,
 		useSeq:   m.Kind == KindNonRotational && (m.NonRotational.hasSeq() || m.NonRotational.hasSeqCurves()),
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		inflight: make(map[*replay.Request]struct{}),
+		inflight: make(map[*replay.Request]onDevice),
 	}
 }
 
@@ -105,7 +106,9 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		panic("device: request issued twice")
 	}
 	t.average(now)
-	t.inflight[rq] = struct{}{}
+	behind := t.behind(rq) // before rq is on the device
+	t.inflight[rq] = onDevice{issue: now, seq: t.issued}
+	t.issued++
 	ahead := float64(t.bytes) // the others' bytes (OpTiming.Ahead)
 	t.bytes += uint64(rq.Bytes)
 	u := t.rng.Float64()
@@ -140,9 +143,42 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 		if n.Batching != nil && !isFlush(rq.Cat, rq.Bytes) {
 			done = n.Batching.place(&t.bunch, OpOf(rq.Cat, rq.Bytes), now, done)
 		}
+		if behind > now {
+			done = max(done, now+trace.Time(nsRound(n.BehindScale*float64(behind-now))))
+		}
 	}
+	t.inflight[rq] = onDevice{issue: now, seq: t.issued - 1, done: done}
 	t.head = rq.End()
 	return done
+}
+
+// behind returns the modelled completion of the request issued last of
+// those on the device of at least NonRotational.Behind bytes when rq is
+// smaller (Issue scales the wait until then by BehindScale)
+// (non-rotational with Behind only), else 0: rq completes no earlier.
+func (t *Timing) behind(rq *replay.Request) trace.Time {
+	if t.m.Kind != KindNonRotational {
+		return 0
+	}
+	b := t.m.NonRotational.Behind
+	if b == 0 || rq.Bytes >= b {
+		return 0
+	}
+	var last onDevice
+	found := false
+	for r, o := range t.inflight {
+		if r.Bytes >= b && (!found || o.seq > last.seq) {
+			last, found = o, true
+		}
+	}
+	return last.done
+}
+
+// onDevice is a request on a Timing: when it was issued, its place in
+// issue order and its modelled completion.
+type onDevice struct {
+	issue, done trace.Time
+	seq         uint64
 }
 
 // Done tells the device that rq completed at now; a request it does not

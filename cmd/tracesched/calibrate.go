@@ -18,6 +18,7 @@ type calibrateOptions struct {
 	json   bool
 	kind   string
 	seed   uint64
+	behind bool
 }
 
 func newCalibrateCmd(ios *IOStreams) *cobra.Command {
@@ -53,6 +54,7 @@ one capture lacks are learned from another; the model records what it saw (cover
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the fit as JSON")
 	cmd.Flags().StringVar(&opts.kind, "kind", "auto", "model `kind`: auto, rotational or nonrotational")
 	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "seed of the model's random draws when scoring")
+	cmd.Flags().BoolVar(&opts.behind, "behind", false, "fit the wait of small requests behind large ones where the capture shows them served in order (off by default)")
 	return cmd
 }
 
@@ -62,7 +64,7 @@ func calibrateRun(ctx context.Context, ios *IOStreams, opts *calibrateOptions) e
 		return err
 	}
 	kind, _ := device.ParseKind(opts.kind)
-	model, fit, err := device.CalibrateSeq(reqs, device.CalibrateOptions{Kind: kind, Seed: opts.seed})
+	model, fit, err := device.CalibrateSeq(reqs, device.CalibrateOptions{Kind: kind, Seed: opts.seed, Behind: opts.behind})
 	if err != nil {
 		return fmt.Errorf("%s: device %s: %w", strings.Join(opts.inputs, ", "), dev, err)
 	}
