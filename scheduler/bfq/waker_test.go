@@ -112,3 +112,27 @@ func TestJournalThreadWeight(t *testing.T) {
 		t.Errorf("fio's queue weight %d, want 40", q.entity.weight)
 	}
 }
+
+// A BFQ started on the rotational loop device (bfq_init_queue) takes
+// peak_rate = ref_rate[0] * 2 / 3 = 14000 * 2 / 3 = 9333 and rate_dur_prod
+// = ref_rate[0] * ref_wr_duration[0] = 14000 * msecs_to_jiffies(7000) =
+// 14000 * 1750 at HZ 250, so bfq_wr_duration is 24500000 / 9333 = 2625
+// jiffies, 10.5 s: what the what-if from fs-mqdl-fsync-vs-seqread raised
+// for. Warm from fs-bfq-fsync-vs-seqread's first recalc_budg message
+// (bfq_max_budget 121984, bfq_calc_max_budget's timeout HZ / 8 = 31
+// jiffies, 124 ms), the peak rate is ceil(121984 << 16 / 124000) = 64471
+// and 24500000 / 64471 = 380 jiffies, clamped to msecs_to_jiffies(3000) =
+// 750: the "raising period dur 24/3000 msec" of that capture's writer.
+func TestWarmWrDuration(t *testing.T) {
+	cold := newSched(t, newFakeHost(true, 8, 1_000_000), replay.Options{HZ: 250})
+	if cold.peakRate != 9333 || cold.wrDuration() != 2625 {
+		t.Errorf("cold: peak rate %d, wr duration %d jiffies; want 9333, 2625", cold.peakRate, cold.wrDuration())
+	}
+	if cold.bfqMaxBudget() != 16384 || 2*cold.minBudget() != 1024 {
+		t.Errorf("cold: max budget %d, wr budget %d; want 16384, 1024", cold.bfqMaxBudget(), 2*cold.minBudget())
+	}
+	warm := newSched(t, newFakeHost(true, 8, 1_000_000), replay.Options{HZ: 250, Warm: map[string]int64{"max_budget": 121984}})
+	if warm.peakRate != 64471 || warm.wrDuration() != 750 {
+		t.Errorf("warm: peak rate %d, wr duration %d jiffies; want 64471, 750", warm.peakRate, warm.wrDuration())
+	}
+}
