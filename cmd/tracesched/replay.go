@@ -396,6 +396,21 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err := whatIfOptions(ios, opts, mctx, realSide, model.name, kernel, weights, sets, &do); err != nil {
 		return err
 	}
+	// The queues' own state (bfq.WarmFrom: processes whose queues existed
+	// before the trace) is the recorded run's, kept only when validating.
+	queues := 0
+	for k := range so.Warm {
+		if strings.HasPrefix(k, "pid.") {
+			if len(do.Changes) > 0 {
+				delete(so.Warm, k)
+			} else {
+				queues++
+			}
+		}
+	}
+	if queues > 0 && so.Features["warm-queues"] {
+		fmt.Fprintf(ios.ErrOut, "tracesched: bfq starts %d values of queues that existed before the trace as its first messages show them\n", queues)
+	}
 	work := replay.WorkFixed
 	switch {
 	case opts.work == "auto" && knownChange(do.Changes) && mode == replay.Closed:
@@ -662,13 +677,12 @@ func parseBFQWarm(args []string) (map[string]int64, error) {
 // bfqWarm is bfq.WarmFrom over a side's messages.
 func bfqWarm(side *diff.Side) map[string]int64 {
 	i := 0
-	return bfq.WarmFrom(func() (string, string, bool) {
+	return bfq.WarmFrom(func() (trace.Time, trace.Message, bool) {
 		if i >= len(side.Messages) {
-			return "", "", false
+			return 0, trace.Message{}, false
 		}
-		m := &side.Messages[i].Msg
 		i++
-		return m.Sched, m.Body, true
+		return side.Messages[i-1].Time, side.Messages[i-1].Msg, true
 	})
 }
 

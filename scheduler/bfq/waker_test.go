@@ -136,3 +136,81 @@ func TestWarmWrDuration(t *testing.T) {
 		t.Errorf("warm: peak rate %d, wr duration %d jiffies; want 64471, 750", warm.peakRate, warm.wrDuration())
 	}
 }
+
+// A process whose queue existed before the trace gets the state the
+// capture's first messages showed for it (WarmFrom: jbd2 in
+// fs-bfq-fsync-vs-seqread, max_budget 8874, short_ttime 0) in place of
+// bfq_init_bfqq's (2 x 121984 / 3 = 81322, has_short_ttime 1, inject
+// limit 0); bfq_init_bfqq's inject limit for a queue without a short think
+// time is 1. Its short_ttime holds until the queue has more than 80 think
+// time samples (bfq_update_has_short_ttime: ttime_samples > 80, which
+// (7 * s + 256) / 8 from 0 passes at the third sample: 32, 60, 84); a
+// later queue of the process is new.
+func TestWarmQueue(t *testing.T) {
+	h := newFakeHost(true, 8, 1_000_000)
+	warm := map[string]int64{"max_budget": 121984, WarmQueueKey(23778, "max_budget"): 8874, WarmQueueKey(23778, "short_ttime"): 0}
+	off := newSched(t, newFakeHost(true, 8, 1_000_000), replay.Options{Warm: warm})
+	oq := off.newQueue(off.groupFor(1), 23778, true)
+	off.warmQueue(oq, 23778)
+	if q := oq; q.maxBudget != 81322 || !q.shortTtime {
+		t.Errorf("warm-queues off: max budget %d, short ttime %v; want bfq_init_bfqq's 81322, true", q.maxBudget, q.shortTtime)
+	}
+	s := newSched(t, h, replay.Options{Warm: warm, Features: map[string]bool{"warm-queues": true}})
+	g := s.groupFor(1)
+	q := s.newQueue(g, 23778, true)
+	s.warmQueue(q, 23778)
+	if q.maxBudget != 8874 || q.shortTtime || q.injectLimit != 1 {
+		t.Errorf("warm queue: max budget %d, short ttime %v, inject limit %d; want 8874, false, 1", q.maxBudget, q.shortTtime, q.injectLimit)
+	}
+	for i, want := range []bool{false, false, true} {
+		q.tt.samples = (7*q.tt.samples + 256) / 8 // a short think time sample
+		q.tt.mean = 0
+		s.updateHasShortTtime(q, nil)
+		if q.shortTtime != want {
+			t.Errorf("after sample %d (ttime_samples %d): short ttime %v, want %v", i+1, q.tt.samples, q.shortTtime, want)
+		}
+	}
+	again := s.newQueue(g, 23778, true)
+	s.warmQueue(again, 23778)
+	if again.maxBudget != 81322 || !again.shortTtime {
+		t.Errorf("second queue: max budget %d, short ttime %v; want bfq_init_bfqq's 81322, true", again.maxBudget, again.shortTtime)
+	}
+}
+
+// WarmFrom reads a queue's state only from a process whose queue the
+// trace did not see allocated, and a weight-raised queue's recalc_budg
+// (2 x bfq_min_budget) is no max_budget.
+func TestWarmFromQueues(t *testing.T) {
+	msgs := []struct {
+		at   trace.Time
+		text string
+	}{
+		{0, "bfq23778S expire (4, slow 0, num_disp 0, short_ttime 0)"},
+		{1, "bfq23778S recalc_budg: last max_budg 8874, min budg 3812"},
+		{2, "bfq40S allocated"},
+		{3, "bfq40S expire (2, slow 0, num_disp 0, short_ttime 1)"},
+		{4, "bfq40S recalc_budg: last max_budg 5000, min budg 3812"},
+		{5, "bfq41S raising period dur 24/3000 msec, old coeff 30, w 1200(40)"},
+		{6, "bfq41S recalc_budg: last max_budg 9000, min budg 3812"},
+		{7, "bfq42S recalc_budg: last max_budg 7624, min budg 3812"},
+		{8, "bfq43S add_request 1"},
+		{200_000_000, "bfq43S expire (2, slow 1, num_disp 0, short_ttime 0)"},
+	}
+	i := 0
+	w := WarmFrom(func() (trace.Time, trace.Message, bool) {
+		if i >= len(msgs) {
+			return 0, trace.Message{}, false
+		}
+		i++
+		return msgs[i-1].at, trace.ParseMessage(msgs[i-1].text), true
+	})
+	want := map[string]int64{"max_budget": 121984, "pid.23778.max_budget": 8874, "pid.23778.short_ttime": 0}
+	if len(w) != len(want) {
+		t.Errorf("warm %v, want %v", w, want)
+	}
+	for k, v := range want {
+		if w[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, w[k], v, w)
+		}
+	}
+}
