@@ -203,13 +203,12 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	so := replay.Options{Set: s.Set, Weights: s.Weights, CgroupPaths: l.paths, Kernel: s.Kernel, HZ: 250}
 	if s.Model == "bfq" {
 		i := 0
-		so.Warm = bfq.WarmFrom(func() (string, string, bool) {
+		so.Warm = bfq.WarmFrom(func() (trace.Time, trace.Message, bool) {
 			if i >= len(l.real.Messages) {
-				return "", "", false
+				return 0, trace.Message{}, false
 			}
-			m := &l.real.Messages[i].Msg
 			i++
-			return m.Sched, m.Body, true
+			return l.real.Messages[i-1].Time, l.real.Messages[i-1].Msg, true
 		})
 	}
 	var cfqSched *cfq.Scheduler

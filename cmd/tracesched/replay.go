@@ -30,6 +30,7 @@ type replayOptions struct {
 	hostPath     string
 	sets         []string
 	weights      []string
+	bfqWarm      []string
 	ioprios      []string
 	kernel       string
 	features     []string
@@ -123,6 +124,7 @@ by path when the capture names paths.`,
 	f.StringVar(&opts.hostPath, "host", "off", "host model of a what-if: submission costs per scheduler, `HOST.json`, or default (the table measured on the rig's loop device); off: none")
 	f.StringArrayVar(&opts.sets, "set", nil, "queue attribute `NAME=VALUE` as sysfs names it (repeatable)")
 	f.StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W`, CGROUP a numeric id or a path (repeatable)")
+	f.StringArrayVar(&opts.bfqWarm, "bfq-warm", nil, "BFQ's state when the capture began, `max_budget=SECTORS`: the auto-tuned bfq_max_budget (peak rate x 125 ms), for a what-if whose capture has no BFQ messages (default: the capture's first recalc_budg message, else a freshly started BFQ)")
 	f.StringArrayVar(&opts.ioprios, "ioprio", nil, "I/O priority of a process: `PID=rt/N|be/N|idle` (repeatable; default be/4)")
 	f.StringVar(&opts.kernel, "kernel", "", "behave as kernel `VERSION` did (bfq: 5.10 5.11 5.12 5.13 6.1 6.2 6.18; cfq: 4.13 4.19)")
 	f.StringArrayVar(&opts.features, "feature", nil, "flip one historical behaviour: `NAME=on|off` (repeatable; see --list-features)")
@@ -372,12 +374,42 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		if mb := so.Warm["max_budget"]; mb > 0 {
 			fmt.Fprintf(ios.ErrOut, "tracesched: bfq starts as the capture's did: max_budget %d sectors (its first recalc_budg message)\n", mb)
 		}
+		given, err := parseBFQWarm(opts.bfqWarm)
+		if err != nil {
+			return err
+		}
+		if mb := given["max_budget"]; mb > 0 {
+			if so.Warm["max_budget"] > 0 {
+				fmt.Fprintf(ios.ErrOut, "tracesched: --bfq-warm max_budget=%d replaces the capture's\n", mb)
+			} else {
+				fmt.Fprintf(ios.ErrOut, "tracesched: bfq starts warm (--bfq-warm): max_budget %d sectors\n", mb)
+			}
+			if so.Warm == nil {
+				so.Warm = map[string]int64{}
+			}
+			so.Warm["max_budget"] = mb
+		}
 	}
 	// What the replay changes (the what-if), known before it runs: it
 	// decides --work auto.
 	var do diff.Options
 	if err := whatIfOptions(ios, opts, mctx, realSide, model.name, kernel, weights, sets, &do); err != nil {
 		return err
+	}
+	// The queues' own state (bfq.WarmFrom: processes whose queues existed
+	// before the trace) is the recorded run's, kept only when validating.
+	queues := 0
+	for k := range so.Warm {
+		if strings.HasPrefix(k, "pid.") {
+			if len(do.Changes) > 0 {
+				delete(so.Warm, k)
+			} else {
+				queues++
+			}
+		}
+	}
+	if queues > 0 && so.Features["warm-queues"] {
+		fmt.Fprintf(ios.ErrOut, "tracesched: bfq starts %d values of queues that existed before the trace as its first messages show them\n", queues)
 	}
 	work := replay.WorkFixed
 	switch {
@@ -617,16 +649,40 @@ func parseIOPrios(args []string) (map[uint32]replay.IOPrio, error) {
 	return out, nil
 }
 
+// parseBFQWarm parses --bfq-warm NAME=VALUE arguments: max_budget, in
+// sectors, 1 to bfq's largest budget. A what-if from a capture without
+// BFQ messages starts BFQ as bfq_init_queue does (peak rate 2/3 of the
+// reference rate: a 10.5 s weight-raising period on a rotational device,
+// budgets of 16384 sectors); a BFQ that ran on the device before the
+// trace began had tuned itself (fs-bfq-fsync-vs-seqread began at
+// bfq_max_budget 121984: 3 s of weight raising, 7624-sector budgets for
+// weight-raised queues). Nothing in a mq-deadline capture shows that
+// state, so it is given, not guessed.
+func parseBFQWarm(args []string) (map[string]int64, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out := map[string]int64{}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if !ok || strings.TrimSpace(k) != "max_budget" || err != nil || n < 1 || n > 1<<30 {
+			return nil, usagef("invalid --bfq-warm %q: want max_budget=SECTORS (1..%d)", a, 1<<30)
+		}
+		out["max_budget"] = n
+	}
+	return out, nil
+}
+
 // bfqWarm is bfq.WarmFrom over a side's messages.
 func bfqWarm(side *diff.Side) map[string]int64 {
 	i := 0
-	return bfq.WarmFrom(func() (string, string, bool) {
+	return bfq.WarmFrom(func() (trace.Time, trace.Message, bool) {
 		if i >= len(side.Messages) {
-			return "", "", false
+			return 0, trace.Message{}, false
 		}
-		m := &side.Messages[i].Msg
 		i++
-		return m.Sched, m.Body, true
+		return side.Messages[i-1].Time, side.Messages[i-1].Msg, true
 	})
 }
 

@@ -93,10 +93,15 @@ type Scheduler struct {
 	fifoExpire       [2]int64 // ns, [async, sync]
 	lowLatency       bool
 	strictGuarantees bool
-	userMaxBudget    int   // 0: auto
-	timeoutJ         int64 // bfqd->bfq_timeout, jiffies
-	rotational       bool
-	logLevel         int
+	userMaxBudget    int // 0: auto
+	// warmQueues is the state of processes' sync queues that existed
+	// before the capture began (Options.Warm "pid.PID.NAME" keys), taken
+	// by each process's first sync queue (warmQueue); only with the
+	// warm-queues feature.
+	warmQueues map[uint32]warmQ
+	timeoutJ   int64 // bfqd->bfq_timeout, jiffies
+	rotational bool
+	logLevel   int
 
 	// constants derived from HZ
 	constTimeoutJ      int64 // global bfq_timeout = HZ/8
@@ -293,6 +298,23 @@ func New(h replay.Host, o replay.Options) (*Scheduler, error) {
 		// up: the rate is kept to 1/65536 sector/us).
 		to := uint64(s.jiffiesToMsecs(s.timeoutJ)) * 1000
 		s.peakRate = uint32(max((uint64(mb)<<rateShift+to-1)/to, 1))
+	}
+	for k, v := range o.Warm {
+		pid, name, ok := parseWarmQueueKey(k)
+		if !ok || !s.feat.warmQueues {
+			continue
+		}
+		if s.warmQueues == nil {
+			s.warmQueues = map[uint32]warmQ{}
+		}
+		w := s.warmQueues[pid]
+		switch name {
+		case "max_budget":
+			w.maxBudget = int(v)
+		case "short_ttime":
+			w.hasShort, w.short = true, v != 0
+		}
+		s.warmQueues[pid] = w
 	}
 	s.root = &group{id: 0, path: "/"}
 	s.root.sd.owner = s.root
@@ -560,6 +582,54 @@ func (s *Scheduler) Stats() Stats {
 		Splits: s.totalSplits, IdleArms: s.totalIdleArms, PeakRate: s.peakRate, MaxBudget: s.maxBudget, HWTag: s.hwTag}
 }
 
+// warmQ is a sync queue's state a capture's first messages show, for a
+// process whose queue existed before the trace began.
+type warmQ struct {
+	maxBudget       int // bfqq->max_budget, sectors; 0: not shown
+	hasShort, short bool
+}
+
+// WarmQueueKey is the Options.Warm key of a process's sync-queue state:
+// "pid.PID.max_budget" (sectors) or "pid.PID.short_ttime" (0 or 1).
+func WarmQueueKey(pid uint32, name string) string {
+	return "pid." + strconv.FormatUint(uint64(pid), 10) + "." + name
+}
+
+func parseWarmQueueKey(k string) (uint32, string, bool) {
+	rest, ok := strings.CutPrefix(k, "pid.")
+	if !ok {
+		return 0, "", false
+	}
+	p, name, ok := strings.Cut(rest, ".")
+	pid, err := strconv.ParseUint(p, 10, 32)
+	if !ok || err != nil || pid == 0 {
+		return 0, "", false
+	}
+	return uint32(pid), name, true
+}
+
+// warmQueue gives q, pid's new sync queue, the state the capture showed
+// for pid's queue before the trace began (once: a queue the process
+// gets later is new in the kernel too).
+func (s *Scheduler) warmQueue(q *queue, pid uint32) {
+	w, ok := s.warmQueues[pid]
+	if !ok {
+		return
+	}
+	delete(s.warmQueues, pid)
+	if w.maxBudget > 0 && s.userMaxBudget == 0 {
+		q.maxBudget = min(w.maxBudget, s.bfqMaxBudget())
+	}
+	if w.hasShort {
+		q.shortTtime, q.warmTtime = w.short, true
+		if !q.shortTtime {
+			q.injectLimit = 1 // bfq_init_bfqq
+		} else {
+			q.injectLimit = 0
+		}
+	}
+}
+
 // WarmState returns the state a BFQ message of a capture shows the
 // scheduler in, for Options.Warm, and whether body (a message's text after
 // its queue name) shows any: "recalc_budg: last max_budg %d, min budg %d"
@@ -586,20 +656,94 @@ func WarmState(body string) (map[string]int64, bool) {
 	return map[string]int64{"max_budget": mb * 32}, true
 }
 
+// warmQueueWindow is how long after a queue's first message in a capture
+// its messages still show the state it had before the trace: jbd2's in
+// fs-bfq-fsync-vs-seqread come 3 ms after its first (its first journal
+// write of the trace, judged on its think time before it), the fsync
+// writer's first expire seconds after its first, when the trace's own
+// I/O has made its think time; 100 ms, less than a budget timeout
+// (bfq_timeout, 124 ms at HZ 250).
+const warmQueueWindow = trace.Time(100_000_000)
+
 // WarmFrom returns Options.Warm from a capture's messages, given in time
-// order as (scheduler, body) by next until it returns false: the state
-// the first BFQ message that shows any shows, or nil.
-func WarmFrom(next func() (sched, body string, ok bool)) map[string]int64 {
-	for {
-		sched, body, ok := next()
-		if !ok {
-			return nil
+// order by next until it returns false, or nil when they show nothing:
+//
+//   - max_budget: the first BFQ message that shows the device's budgets
+//     (WarmState);
+//   - per process whose sync queue existed before the trace began (its
+//     first message is not bfq_get_queue's "allocated"), from its messages
+//     within warmQueueWindow of its first (later ones show what the
+//     trace's own I/O made of the queue), WarmQueueKey
+//     "max_budget" from its first "recalc_budg: last max_budg B, min
+//     budg M" unless B is 2 x M (a weight-raised queue: the message shows
+//     __bfq_bfqq_recalc_budget's 2 * bfq_min_budget, not bfqq->max_budget)
+//     or a "raising period" message of it came first, and "short_ttime"
+//     from its first "expire (..., short_ttime T)" (__bfq_bfqq_expire's
+//     bfq_bfqq_has_short_ttime). Weight raising is not carried: a raised
+//     queue's first messages show its coefficient and how long it has
+//     been raised, but no more than a new queue's raising gives it.
+//
+// fs-bfq-fsync-vs-seqread: jbd2 (23778) "expire (4, slow 0, num_disp 0,
+// short_ttime 0)", "recalc_budg: last max_budg 8874, min budg 3812".
+func WarmFrom(next func() (trace.Time, trace.Message, bool)) map[string]int64 {
+	type pidState struct {
+		first                        trace.Time
+		fresh, raised, budget, short bool
+	}
+	var out map[string]int64
+	set := func(k string, v int64) {
+		if out == nil {
+			out = map[string]int64{}
 		}
-		if sched != "bfq" {
+		out[k] = v
+	}
+	global := false
+	pids := map[int32]*pidState{}
+	for {
+		at, m, ok := next()
+		if !ok {
+			return out
+		}
+		if m.Sched != "bfq" {
 			continue
 		}
-		if w, ok := WarmState(body); ok {
-			return w
+		body := strings.TrimSpace(m.Body)
+		if !global {
+			if w, ok := WarmState(body); ok {
+				global = true
+				for k, v := range w {
+					set(k, v)
+				}
+			}
+		}
+		if m.PID <= 0 || !m.Sync || m.Shared {
+			continue
+		}
+		p := pids[m.PID]
+		if p == nil {
+			p = &pidState{first: at, fresh: strings.HasPrefix(body, "allocated")}
+			pids[m.PID] = p
+		}
+		if p.fresh || at-p.first > warmQueueWindow {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(body, "raising period"):
+			p.raised = true
+		case !p.budget && strings.HasPrefix(body, "recalc_budg: last max_budg "):
+			p.budget = true
+			var b, mb int64
+			if n, _ := fmt.Sscanf(body, "recalc_budg: last max_budg %d, min budg %d", &b, &mb); n == 2 && b > 0 && b != 2*mb && !p.raised {
+				set(WarmQueueKey(uint32(m.PID), "max_budget"), b)
+			}
+		case !p.short && strings.HasPrefix(body, "expire ("):
+			p.short = true
+			if i := strings.Index(body, "short_ttime "); i >= 0 {
+				v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(body[i+len("short_ttime "):]), ")"))
+				if err == nil && (v == 0 || v == 1) {
+					set(WarmQueueKey(uint32(m.PID), "short_ttime"), int64(v))
+				}
+			}
 		}
 	}
 }

@@ -785,6 +785,12 @@ func (s *Scheduler) updateHasShortTtime(q *queue, b *bic) {
 	if s.nowJ <= q.splitTimeJ+s.wrMinIdleTimeJ {
 		return
 	}
+	if q.warmTtime {
+		if q.tt.samples <= 80 {
+			return
+		}
+		q.warmTtime = false
+	}
 	thr := uint64(s.sliceIdle >> 1)
 	if s.feat.ttimeFullSlice {
 		thr = uint64(s.sliceIdle)

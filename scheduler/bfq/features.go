@@ -52,6 +52,7 @@ func featureSpecs() []featureSpec {
 		{Feature: Feature{Name: "entity-request-limit", Description: "bfqq_request_over_limit in bfq_limit_depth (5.18, Jan Kara): a queue, or a group above it, that already has its weight's share of the tags allocated (DIV_ROUND_CLOSEST(limit*weight, wsum) at each level) allocates with shallow depth 1: on 6.18 one tag, bit 0 of the scheduler tag bitmap's first word (replay's tag map; one bit a word with shallow-depth-per-word), kept while it sleeps for it. Off by default: on, fs-bfq-2bufread-idle2ms's reader 23228 is over its limit at 373 allocations in 0.02-0.60 s (limit DIV_ROUND_CLOSEST(256*40, 120040) = 0: the model raises the other reader soft real-time, weight 120000, and not this one) where the kernel, which raised both readers soft real-time (coeff 3000), logged 5 'too many requests': bandwidth -5.7 % -> -15.9 %; fs-bfq-wbpressure's reader cgroup -9.7 % -> -14.8 %. On, fs-bfq-writeback's root cgroup is at 2.0 MiB/s for the real 2.0 (off 6.0), share +0.0 points (off +4.8)"}, since: "6.1", offByDefault: true},
 		{Feature: Feature{Name: "shallow-depth-per-word", Description: "bfq_limit_depth's depths per sbitmap word (word_depths from 1<<shift, the limit (nr_requests*depth)>>shift): an entity over its request limit may allocate one bit in every word, 4 tags of 256; Linux 6.17 made the shallow depth one of the whole bitmap (async_depths from nr_requests; over the limit, 1 tag: bit 0 of the first word; lib/sbitmap.c __map_depth_with_shallow, 42e6c6ce03fd)"}, until: "6.2"},
 		{Feature: Feature{Name: "waker", Description: "waker and woken queues: a long-think-time sync queue whose process has one request allocated, released three times within 4 ms of another queue's completion (within 128·slice_idle), gets that queue as its waker, whose I/O bfq_select_queue injects first while plugging, then its woken queue's (bfq_check_waker as of 5.17-6.x; older kernels detected wakers otherwise and are modelled without)"}, since: "6.1"},
+		{Feature: Feature{Name: "warm-queues", Description: "not a kernel change: a validation starts the sync queues of processes that were active before the trace as the capture's first messages show them (bfq.WarmFrom: max_budget from recalc_budg, short_ttime from expire; jbd2 in fs-bfq-fsync-vs-seqread 8874 sectors and short_ttime 0 for bfq_init_bfqq's 81322 and 1). Off by default: on, what was within target falls out (bench/fidelity -seeds 2,3: fs-bfq-6proc-3cg at seed 1 requests 5335 -> 5334 of 5335, worst share +1.4 -> -8.2 points; fs-bfq-fsync1r100-vs-seqread fails share at one seed more), though fs-bfq-fsync1-vs-seqread's reader comes to -14.7 % for -18.7 % (share -4.0 points for -5.6) and fs-bfq-6proc-3cg's cgroups to -28..-57 % for -42..-71 %"}, offByDefault: true},
 		{Feature: Feature{Name: "stable-merge", Description: "stable merge of sync queues created within bfq_burst_interval (180 ms) in the same group: immediate on queueing SSDs, after 600 ms otherwise (bfq_do_or_sched_stable_merge, 5.13)"}, since: "5.13"},
 	}
 }
@@ -99,6 +100,7 @@ type features struct {
 	adaptiveInject     bool
 	entityLimit        bool
 	shallowPerWord     bool
+	warmQueues         bool
 }
 
 func resolveFeatures(kernel string, over map[string]bool) (features, error) {
@@ -139,5 +141,6 @@ func resolveFeatures(kernel string, over map[string]bool) (features, error) {
 		adaptiveInject:     set["adaptive-inject-limit"],
 		entityLimit:        set["entity-request-limit"],
 		shallowPerWord:     set["shallow-depth-per-word"],
+		warmQueues:         set["warm-queues"],
 	}, nil
 }

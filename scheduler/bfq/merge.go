@@ -91,6 +91,7 @@ func (s *Scheduler) getQueue(b *bic, g *group, sync bool, pid uint32, respawn bo
 		return q
 	}
 	q := s.newQueue(g, pid, true)
+	s.warmQueue(q, pid)
 	q.procRefs = 1
 	q.bic = b
 	b.q[1] = q

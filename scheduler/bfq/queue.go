@@ -39,6 +39,10 @@ type queue struct {
 	shortTtime, ioBound, inLargeBurst, softrtUpdate  bool
 	coop, splitCoop, justCreated                     bool
 	inBurstList                                      bool
+	// warmTtime: shortTtime is the capture's (a queue that existed before
+	// the trace began, Options.Warm), held until the queue has the think
+	// time samples the kernel decides on (ttime_samples > 80).
+	warmTtime bool
 
 	tt                    ttime
 	seekHistory           uint32

@@ -43,17 +43,9 @@ func TestWakerDetectionFsyncCapture(t *testing.T) {
 	dir := shared.Path(t, "captures", "recorded-fs", "fs-bfq-fsync-vs-seqread")
 	base := filepath.Join(dir, "fs-bfq-fsync-vs-seqread")
 	real, w, dm := loadCapture(t, base)
-	i := 0
 	o := replay.Options{Weights: map[uint64]int{661: 300, 681: 700},
 		CgroupPaths: map[uint64]string{1: "/", 661: "/tsched-fw", 681: "/tsched-fr"},
-		Warm: bfq.WarmFrom(func() (string, string, bool) {
-			if i >= len(real.Messages) {
-				return "", "", false
-			}
-			m := &real.Messages[i].Msg
-			i++
-			return m.Sched, m.Body, true
-		})}
+		Warm:        warmOf(real)}
 	pred := replayBFQ(t, w, dm, o)
 	rn, rfirst := wakerSets(real)
 	pn, pfirst := wakerSets(pred)
@@ -115,4 +107,40 @@ func replayBFQ(t *testing.T, w *replay.Workload, dm *device.Model, o replay.Opti
 	}
 	pred.Finish()
 	return pred
+}
+
+// warmOf is bfq.WarmFrom over a capture's messages.
+func warmOf(real *diff.Side) map[string]int64 {
+	i := 0
+	return bfq.WarmFrom(func() (trace.Time, trace.Message, bool) {
+		if i >= len(real.Messages) {
+			return 0, trace.Message{}, false
+		}
+		i++
+		return real.Messages[i-1].Time, real.Messages[i-1].Msg, true
+	})
+}
+
+// fs-bfq-fsync-vs-seqread began with BFQ running: no "allocated" message
+// for jbd2 (23778) or the two fio jobs, jbd2's first expire "(4, slow 0,
+// num_disp 0, short_ttime 0)" and "recalc_budg: last max_budg 8874, min
+// budg 3812" within the first milliseconds, the reader's (23872)
+// "last max_budg 7624" = 2 x 3812, a weight-raised queue's budget, not
+// its max_budget; the writer's (23871) first expire comes seconds after
+// its first message.
+func TestWarmQueuesFsyncCapture(t *testing.T) {
+	dir := shared.Path(t, "captures", "recorded-fs", "fs-bfq-fsync-vs-seqread")
+	real, _, _ := loadCapture(t, filepath.Join(dir, "fs-bfq-fsync-vs-seqread"))
+	w := warmOf(real)
+	want := map[string]int64{"max_budget": 121984, "pid.23778.max_budget": 8874, "pid.23778.short_ttime": 0}
+	for k, v := range want {
+		if got, ok := w[k]; !ok || got != v {
+			t.Errorf("%s = %d (%v), want %d", k, got, ok, v)
+		}
+	}
+	for _, k := range []string{"pid.23872.max_budget", "pid.23871.max_budget", "pid.23871.short_ttime"} {
+		if v, ok := w[k]; ok {
+			t.Errorf("%s = %d, want none", k, v)
+		}
+	}
 }

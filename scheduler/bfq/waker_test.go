@@ -112,3 +112,105 @@ func TestJournalThreadWeight(t *testing.T) {
 		t.Errorf("fio's queue weight %d, want 40", q.entity.weight)
 	}
 }
+
+// A BFQ started on the rotational loop device (bfq_init_queue) takes
+// peak_rate = ref_rate[0] * 2 / 3 = 14000 * 2 / 3 = 9333 and rate_dur_prod
+// = ref_rate[0] * ref_wr_duration[0] = 14000 * msecs_to_jiffies(7000) =
+// 14000 * 1750 at HZ 250, so bfq_wr_duration is 24500000 / 9333 = 2625
+// jiffies, 10.5 s: what the what-if from fs-mqdl-fsync-vs-seqread raised
+// for. Warm from fs-bfq-fsync-vs-seqread's first recalc_budg message
+// (bfq_max_budget 121984, bfq_calc_max_budget's timeout HZ / 8 = 31
+// jiffies, 124 ms), the peak rate is ceil(121984 << 16 / 124000) = 64471
+// and 24500000 / 64471 = 380 jiffies, clamped to msecs_to_jiffies(3000) =
+// 750: the "raising period dur 24/3000 msec" of that capture's writer.
+func TestWarmWrDuration(t *testing.T) {
+	cold := newSched(t, newFakeHost(true, 8, 1_000_000), replay.Options{HZ: 250})
+	if cold.peakRate != 9333 || cold.wrDuration() != 2625 {
+		t.Errorf("cold: peak rate %d, wr duration %d jiffies; want 9333, 2625", cold.peakRate, cold.wrDuration())
+	}
+	if cold.bfqMaxBudget() != 16384 || 2*cold.minBudget() != 1024 {
+		t.Errorf("cold: max budget %d, wr budget %d; want 16384, 1024", cold.bfqMaxBudget(), 2*cold.minBudget())
+	}
+	warm := newSched(t, newFakeHost(true, 8, 1_000_000), replay.Options{HZ: 250, Warm: map[string]int64{"max_budget": 121984}})
+	if warm.peakRate != 64471 || warm.wrDuration() != 750 {
+		t.Errorf("warm: peak rate %d, wr duration %d jiffies; want 64471, 750", warm.peakRate, warm.wrDuration())
+	}
+}
+
+// A process whose queue existed before the trace gets the state the
+// capture's first messages showed for it (WarmFrom: jbd2 in
+// fs-bfq-fsync-vs-seqread, max_budget 8874, short_ttime 0) in place of
+// bfq_init_bfqq's (2 x 121984 / 3 = 81322, has_short_ttime 1, inject
+// limit 0); bfq_init_bfqq's inject limit for a queue without a short think
+// time is 1. Its short_ttime holds until the queue has more than 80 think
+// time samples (bfq_update_has_short_ttime: ttime_samples > 80, which
+// (7 * s + 256) / 8 from 0 passes at the third sample: 32, 60, 84); a
+// later queue of the process is new.
+func TestWarmQueue(t *testing.T) {
+	h := newFakeHost(true, 8, 1_000_000)
+	warm := map[string]int64{"max_budget": 121984, WarmQueueKey(23778, "max_budget"): 8874, WarmQueueKey(23778, "short_ttime"): 0}
+	off := newSched(t, newFakeHost(true, 8, 1_000_000), replay.Options{Warm: warm})
+	oq := off.newQueue(off.groupFor(1), 23778, true)
+	off.warmQueue(oq, 23778)
+	if q := oq; q.maxBudget != 81322 || !q.shortTtime {
+		t.Errorf("warm-queues off: max budget %d, short ttime %v; want bfq_init_bfqq's 81322, true", q.maxBudget, q.shortTtime)
+	}
+	s := newSched(t, h, replay.Options{Warm: warm, Features: map[string]bool{"warm-queues": true}})
+	g := s.groupFor(1)
+	q := s.newQueue(g, 23778, true)
+	s.warmQueue(q, 23778)
+	if q.maxBudget != 8874 || q.shortTtime || q.injectLimit != 1 {
+		t.Errorf("warm queue: max budget %d, short ttime %v, inject limit %d; want 8874, false, 1", q.maxBudget, q.shortTtime, q.injectLimit)
+	}
+	for i, want := range []bool{false, false, true} {
+		q.tt.samples = (7*q.tt.samples + 256) / 8 // a short think time sample
+		q.tt.mean = 0
+		s.updateHasShortTtime(q, nil)
+		if q.shortTtime != want {
+			t.Errorf("after sample %d (ttime_samples %d): short ttime %v, want %v", i+1, q.tt.samples, q.shortTtime, want)
+		}
+	}
+	again := s.newQueue(g, 23778, true)
+	s.warmQueue(again, 23778)
+	if again.maxBudget != 81322 || !again.shortTtime {
+		t.Errorf("second queue: max budget %d, short ttime %v; want bfq_init_bfqq's 81322, true", again.maxBudget, again.shortTtime)
+	}
+}
+
+// WarmFrom reads a queue's state only from a process whose queue the
+// trace did not see allocated, and a weight-raised queue's recalc_budg
+// (2 x bfq_min_budget) is no max_budget.
+func TestWarmFromQueues(t *testing.T) {
+	msgs := []struct {
+		at   trace.Time
+		text string
+	}{
+		{0, "bfq23778S expire (4, slow 0, num_disp 0, short_ttime 0)"},
+		{1, "bfq23778S recalc_budg: last max_budg 8874, min budg 3812"},
+		{2, "bfq40S allocated"},
+		{3, "bfq40S expire (2, slow 0, num_disp 0, short_ttime 1)"},
+		{4, "bfq40S recalc_budg: last max_budg 5000, min budg 3812"},
+		{5, "bfq41S raising period dur 24/3000 msec, old coeff 30, w 1200(40)"},
+		{6, "bfq41S recalc_budg: last max_budg 9000, min budg 3812"},
+		{7, "bfq42S recalc_budg: last max_budg 7624, min budg 3812"},
+		{8, "bfq43S add_request 1"},
+		{200_000_000, "bfq43S expire (2, slow 1, num_disp 0, short_ttime 0)"},
+	}
+	i := 0
+	w := WarmFrom(func() (trace.Time, trace.Message, bool) {
+		if i >= len(msgs) {
+			return 0, trace.Message{}, false
+		}
+		i++
+		return msgs[i-1].at, trace.ParseMessage(msgs[i-1].text), true
+	})
+	want := map[string]int64{"max_budget": 121984, "pid.23778.max_budget": 8874, "pid.23778.short_ttime": 0}
+	if len(w) != len(want) {
+		t.Errorf("warm %v, want %v", w, want)
+	}
+	for k, v := range want {
+		if w[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, w[k], v, w)
+		}
+	}
+}
