@@ -49,6 +49,9 @@ type manifest struct {
 		Loadavg map[string]string `json:"loadavg"`
 	} `json:"host_load"`
 	wbt bool // -wbt: queue takes wbt_lat_usec
+	// bfqFeatures are -bfq-feature's flips (replay.Options.Features), given
+	// to every replay through the BFQ model; nil for none.
+	bfqFeatures map[string]bool
 }
 
 // loadBefore returns the 1-minute load average right before tracing, as
@@ -262,6 +265,7 @@ type spec struct {
 	Queue      replay.Queue      // the rest of the queue as the manifest gives it (writeback throttling)
 	Note       string            // why this model, when it is not the capture's scheduler
 	Timed      bool              // replay.WorkTimed: busy processes cycle until the capture's span has passed
+	Features   map[string]bool   // --feature NAME=on|off (BFQ replays: -bfq-feature)
 }
 
 // ownSpec is the matching model of the capture's scheduler, with the
@@ -271,7 +275,7 @@ func ownSpec(c *capture) (spec, error) {
 	s := spec{Set: m.requested(), Labels: m.weights(), Rotational: m.rotational(), Queue: m.queue(), Weights: map[uint64]int{}}
 	switch m.Scheduler {
 	case "bfq":
-		s.Model, s.Kernel, s.Weights = "bfq", "6.18", m.weights()
+		s.Model, s.Kernel, s.Weights, s.Features = "bfq", "6.18", m.weights(), m.bfqFeatures
 	case "mq-deadline":
 		s.Model = "mq-deadline"
 	case "none":
@@ -386,7 +390,7 @@ func crossPairs(cs []*capture) []crossPair {
 func crossSpec(p crossPair) (spec, error) {
 	bm, mm := &p.BFQ.Man, &p.MQ.Man
 	s := spec{Model: "bfq", Kernel: "6.18", Set: bm.requested(), Weights: map[uint64]int{}, Labels: map[uint64]int{},
-		Rotational: mm.rotational(), Queue: mm.queue(), Timed: true, Note: "the BFQ capture's weights and tunables"}
+		Rotational: mm.rotational(), Queue: mm.queue(), Timed: true, Note: "the BFQ capture's weights and tunables", Features: bm.bfqFeatures}
 	byPath := map[string]uint64{}
 	for _, c := range mm.Cgroups {
 		byPath[c.Path] = c.ID

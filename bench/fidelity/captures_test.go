@@ -198,3 +198,37 @@ func TestRankProcs(t *testing.T) {
 		t.Errorf("second fio of /tsched-m3: %+v %v", p, ok)
 	}
 }
+
+// -bfq-feature NAME=on|off reaches the BFQ replays (own and cross specs)
+// and no other model's; malformed flips are refused.
+func TestBFQFeatureFlag(t *testing.T) {
+	f := featureFlips{}
+	for _, v := range []string{"entity-request-limit=on", "wr-any-weight=off", "entity-request-limit=off", " entity-request-limit = on "} {
+		if err := f.Set(v); err != nil {
+			t.Fatalf("Set(%q): %v", v, err)
+		}
+	}
+	if got := f.String(); got != "entity-request-limit=on,wr-any-weight=off" {
+		t.Errorf("flips %q", got)
+	}
+	for _, v := range []string{"entity-request-limit", "=on", "entity-request-limit=yes"} {
+		if err := (featureFlips{}).Set(v); err == nil {
+			t.Errorf("Set(%q): no error", v)
+		}
+	}
+	bq := &capture{Name: "fs-bfq-x", Man: manifest{Scheduler: "bfq", bfqFeatures: f}}
+	mq := &capture{Name: "fs-mqdl-x", Man: manifest{Scheduler: "mq-deadline", bfqFeatures: f}}
+	s, err := ownSpec(bq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Features["entity-request-limit"] || len(s.Features) != 2 {
+		t.Errorf("bfq own spec features %v", s.Features)
+	}
+	if s, err = ownSpec(mq); err != nil || s.Features != nil {
+		t.Errorf("mq-deadline own spec features %v (%v)", s.Features, err)
+	}
+	if s, err = crossSpec(crossPair{mq, bq}); err != nil || !s.Features["entity-request-limit"] {
+		t.Errorf("cross spec features %v (%v)", s.Features, err)
+	}
+}

@@ -4,7 +4,7 @@
 // the diff to docs/fidelity.md; it also replays the recorded captures
 // through CFQ and writes what CFQ would have done to docs/cfq-whatif.md.
 //
-//	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-seeds N,...] [-no-cfq] [-wbt] [-captures DIR]...
+//	go run ./bench/fidelity [-only NAME,...] [-o DIR|FILE.md] [-seed N] [-seeds N,...] [-no-cfq] [-wbt] [-bfq-feature NAME=on|off]... [-captures DIR]...
 //
 // The captures are those of ../shared/captures/recorded, recorded-fs and
 // small ($TRACESCHED_SHARED instead of ../shared when
@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,8 @@ func main() {
 	var seeds seedList
 	flag.Var(&seeds, "seeds", "also replay the captures that issues 3 and 11 judge at these `SEEDS` (comma-separated, e.g. 2,3) and tabulate their verdicts beside -seed's")
 	wbt := flag.Bool("wbt", false, "model the writeback throttle (replay.Queue.WBTLat) where the manifest gives wbt_lat_usec, as `tracesched replay --set wbt_lat_usec=N` does")
+	bfqFeatures := featureFlips{}
+	flag.Var(bfqFeatures, "bfq-feature", "flip one historical behaviour of the BFQ model in every BFQ replay, as `tracesched replay --feature NAME=on|off` does (`NAME=on|off`); repeatable")
 	var extra dirList
 	flag.Var(&extra, "captures", "also replay the captures of `DIR` (one subdirectory per capture, recorded with ../shared/rig, e.g. by bench/fidelity/record-fs.sh), in a section of their own; repeatable")
 	flag.Usage = func() {
@@ -61,7 +64,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := mainErr(*only, *out, *seed, seeds, !*noCFQ, *wbt, extra); err != nil {
+	if err := mainErr(*only, *out, *seed, seeds, !*noCFQ, *wbt, bfqFeatures, extra); err != nil {
 		fmt.Fprintf(os.Stderr, "fidelity: %v\n", err)
 		os.Exit(1)
 	}
@@ -77,6 +80,36 @@ func (d *dirList) Set(v string) error {
 		return fmt.Errorf("empty directory")
 	}
 	*d = append(*d, v)
+	return nil
+}
+
+// featureFlips is a repeatable flag of NAME=on|off feature flips; a name
+// given twice takes its last value.
+type featureFlips map[string]bool
+
+func (f featureFlips) String() string {
+	var s []string
+	for k, v := range f {
+		s = append(s, k+"="+map[bool]string{true: "on", false: "off"}[v])
+	}
+	sort.Strings(s)
+	return strings.Join(s, ",")
+}
+
+func (f featureFlips) Set(v string) error {
+	name, val, ok := strings.Cut(v, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return fmt.Errorf("feature %q: want NAME=on|off", v)
+	}
+	switch strings.TrimSpace(val) {
+	case "on":
+		f[name] = true
+	case "off":
+		f[name] = false
+	default:
+		return fmt.Errorf("feature %q: value %q, want on or off", name, val)
+	}
 	return nil
 }
 
@@ -102,7 +135,7 @@ func (l *seedList) Set(v string) error {
 	return nil
 }
 
-func mainErr(only, out string, seed uint64, seeds []uint64, withCFQ, wbt bool, extraDirs []string) error {
+func mainErr(only, out string, seed uint64, seeds []uint64, withCFQ, wbt bool, bfqFeatures featureFlips, extraDirs []string) error {
 	root := shared.Root()
 	dir := shared.Dir()
 	if dir == "" {
@@ -134,6 +167,9 @@ func mainErr(only, out string, seed uint64, seeds []uint64, withCFQ, wbt bool, e
 	}
 	for _, c := range caps {
 		c.Man.wbt = wbt
+		if len(bfqFeatures) > 0 {
+			c.Man.bfqFeatures = bfqFeatures
+		}
 	}
 	fidPath, cfqPath, err := outputs(out, root)
 	if err != nil {

@@ -200,7 +200,7 @@ type figures struct {
 // sliceIdle reads slice_idle(_us) as `tracesched replay` does, for the
 // run replays a loaded capture through s and diffs the prediction.
 func run(l *loaded, s spec, seed uint64) (*figures, error) {
-	so := replay.Options{Set: s.Set, Weights: s.Weights, CgroupPaths: l.paths, Kernel: s.Kernel, HZ: 250}
+	so := replay.Options{Set: s.Set, Weights: s.Weights, CgroupPaths: l.paths, Kernel: s.Kernel, HZ: 250, Features: s.Features}
 	if s.Model == "bfq" {
 		i := 0
 		so.Warm = bfq.WarmFrom(func() (trace.Time, trace.Message, bool) {
