@@ -187,8 +187,9 @@ type NonRotational struct {
 
 	// Behind, when above 0, is a size in bytes: a request of fewer bytes
 	// (a flush included) issued while requests of at least Behind bytes
-	// are on the device completes no earlier than the latest of their
-	// modelled completions, as on a device that works through the
+	// are on the device completes no earlier than a share (BehindScale)
+	// of the time left to the modelled completion of the one of them
+	// issued last, as on a device that works through the
 	// requests issued before it first (a loop device's worker,
 	// loop_queue_work: in recorded-fs/fs-mqdl-writeback 402 reads of
 	// 4 KiB issued behind writeback writes of up to 1.25 MiB completed
