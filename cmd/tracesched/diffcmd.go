@@ -74,6 +74,18 @@ func diffRun(ctx context.Context, ios *IOStreams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
+	// Both sides' cgroup paths, their manifests' included, so that two
+	// runs of one workload pair their cgroups by path (--map auto): the
+	// ids differ between runs. The prediction's manifest is the one beside
+	// it (--manifest names the real side's).
+	realSide.Meta.Cgroups = meta.Cgroups
+	if !opts.mf.off {
+		pctx, err := (&manifestFlags{}).load(opts.pred)
+		if err != nil {
+			return err
+		}
+		predSide.Meta.Cgroups = pctx.cgroupPaths(predSide.Meta.Cgroups)
+	}
 	predSide, err = mapSides(ios, realSide, predSide, opts.mapMode, opts.mapPIDs)
 	if err != nil {
 		return err

@@ -93,6 +93,12 @@ func TestDiffTwoRealRuns(t *testing.T) {
 	if !strings.Contains(errOut, "2 processes paired by command name") {
 		t.Errorf("stderr %q: want the pairing announced", errOut)
 	}
+	// The manifests name the cgroups of both runs: /tsched-cg1 and
+	// /tsched-cg2 are 301 and 321 in one, 341 and 361 in the other, so
+	// they pair by path (the prediction's manifest is read as well).
+	if !strings.Contains(errOut, "2 cgroups by path and 0 by their processes") {
+		t.Errorf("stderr %q: want both cgroups paired by their manifests' paths", errOut)
+	}
 	m.Identity.Matched = 0
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
