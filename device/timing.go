@@ -25,14 +25,17 @@ import (
 type Timing struct {
 	m        *Model
 	rng      *rand.Rand
-	inflight map[*replay.Request]onDevice
+	inflight map[*replay.Request]struct{}
 	head     uint64             // sector after the last request issued
 	bytes    uint64             // bytes of the requests on the device
 	bunch    [numOps]bunchState // non-rotational with batching: the bunch opened last (per class with PerOp)
 	streams  streams            // where the last requests issued ended (OpTiming.Seq)
 	useSeq   bool               // some class has a sequential-stream factor: keep streams
 	held     [numOps]heldDraw   // non-rotational: each class's last residual draw (OpTiming.Hold)
-	issued   uint64             // requests issued so far
+	// large: non-rotational with Behind, the requests of at least
+	// Behind bytes on the device, in issue order, with their modelled
+	// completions (Timing.behind reads the last).
+	large []largeOnDevice
 
 	// Non-rotational with SaturatedBelow: the requests on the device
 	// averaged (exponentially) over SaturationWindow and over
@@ -86,7 +89,7 @@ func (m *Model) NewDevice(seed uint64) *Timing {
 		m:        m,
 		useSeq:   m.Kind == KindNonRotational && (m.NonRotational.hasSeq() || m.NonRotational.hasSeqCurves()),
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		inflight: make(map[*replay.Request]onDevice),
+		inflight: make(map[*replay.Request]struct{}),
 	}
 }
 
@@ -107,8 +110,7 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 	}
 	t.average(now)
 	behind := t.behind(rq) // before rq is on the device
-	t.inflight[rq] = onDevice{issue: now, seq: t.issued}
-	t.issued++
+	t.inflight[rq] = struct{}{}
 	ahead := float64(t.bytes) // the others' bytes (OpTiming.Ahead)
 	t.bytes += uint64(rq.Bytes)
 	u := t.rng.Float64()
@@ -147,7 +149,9 @@ func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
 			done = max(done, now+trace.Time(nsRound(n.BehindScale*float64(behind-now))))
 		}
 	}
-	t.inflight[rq] = onDevice{issue: now, seq: t.issued - 1, done: done}
+	if t.m.Kind == KindNonRotational && t.m.NonRotational.Behind > 0 && rq.Bytes >= t.m.NonRotational.Behind {
+		t.large = append(t.large, largeOnDevice{rq, done})
+	}
 	t.head = rq.End()
 	return done
 }
@@ -164,21 +168,17 @@ func (t *Timing) behind(rq *replay.Request) trace.Time {
 	if b == 0 || rq.Bytes >= b {
 		return 0
 	}
-	var last onDevice
-	found := false
-	for r, o := range t.inflight {
-		if r.Bytes >= b && (!found || o.seq > last.seq) {
-			last, found = o, true
-		}
+	if len(t.large) == 0 {
+		return 0
 	}
-	return last.done
+	return t.large[len(t.large)-1].done
 }
 
-// onDevice is a request on a Timing: when it was issued, its place in
-// issue order and its modelled completion.
-type onDevice struct {
-	issue, done trace.Time
-	seq         uint64
+// largeOnDevice is a request of at least NonRotational.Behind bytes on a
+// Timing, with its modelled completion.
+type largeOnDevice struct {
+	rq   *replay.Request
+	done trace.Time
 }
 
 // Done tells the device that rq completed at now; a request it does not
@@ -190,6 +190,12 @@ func (t *Timing) Done(now trace.Time, rq *replay.Request) {
 	t.average(now)
 	delete(t.inflight, rq)
 	t.bytes -= uint64(rq.Bytes)
+	for i, l := range t.large {
+		if l.rq == rq {
+			t.large = append(t.large[:i], t.large[i+1:]...)
+			break
+		}
+	}
 	for i, q := range t.queue {
 		if q.rq == rq {
 			t.work -= q.svc
