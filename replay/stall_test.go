@@ -1,11 +1,8 @@
 package replay_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/tracesched/tracesched/parse/blktrace"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
 )
@@ -186,49 +183,6 @@ func TestStallsDropReplay(t *testing.T) {
 	}
 }
 
-// wiRecording is wiCapture of the recording a test's figures come from:
-// it skips when the capture found under name has no process with pid and
-// (when bios > 0) that many bios, as a later run of bench/whatif/record.sh
-// writes under the same name (another recording: other PIDs, other
-// stalls).
-func wiRecording(t *testing.T, name string, pid uint32, bios int) *replay.Workload {
-	t.Helper()
-	w := wiCapture(t, name)
-	for _, p := range w.Processes {
-		if (pid == 0 || p.PID == pid) && (bios == 0 || p.Bios == bios) {
-			return w
-		}
-	}
-	t.Skipf("%s is another recording than this test's (no pid %d with %d bios); skipping", name, pid, bios)
-	return nil
-}
-
-// wiCapture opens a capture of bench/whatif's rig set (in /tmp/wi-captures
-// or ../shared/captures/rig), skipping when it is absent.
-func wiCapture(t *testing.T, name string) *replay.Workload {
-	t.Helper()
-	var base string
-	for _, dir := range []string{"/tmp/wi-captures", "../../shared/captures/rig"} {
-		if b := filepath.Join(dir, name, name); fileExists(b + ".blktrace.0") {
-			base = b
-			break
-		}
-	}
-	if base == "" {
-		t.Skipf("capture %s absent; skipping", name)
-	}
-	w, err := replay.NewWorkload(func() (trace.EventReader, error) { return blktrace.Open(base) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // TestStallsRealCaptures: wi-seed000-mqdl (load average 23.5) has fio
 // stalls of milliseconds at its full iodepth 64 while its completions
 // arrived (cg1's reader, bio 573: 13.8 ms after its previous Q with 64 in
@@ -237,12 +191,12 @@ func fileExists(p string) bool {
 // 1500 m in the trace) keeps those: periodic, at least 18 of them
 // (29,820 reads), and only a few host stalls (load 2.8).
 func TestStallsRealCaptures(t *testing.T) {
-	w := wiRecording(t, "wi-seed000-mqdl", 23275, 0)
+	w := replay.WIRecording(t, "wi-seed000-mqdl", 23275, 0)
 	t.Logf("wi-seed000-mqdl: %d host stalls (%v), %d periodic", w.Stalls().Host, w.Stalls().HostTime, w.Stalls().Periodic)
 	if w.Stalls().Host < 10 || w.Stalls().Periodic != 0 {
 		t.Errorf("wi-seed000-mqdl: %d host stalls, %d periodic; want at least 10 (cg1 at bio 573 among them) and no period", w.Stalls().Host, w.Stalls().Periodic)
 	}
-	s := wiRecording(t, "wi-seed000-stall-bfq-10-90-ll0", 22781, 0)
+	s := replay.WIRecording(t, "wi-seed000-stall-bfq-10-90-ll0", 22781, 0)
 	t.Logf("wi-seed000-stall-bfq-10-90-ll0: %d host stalls (%v), %d periodic", s.Stalls().Host, s.Stalls().HostTime, s.Stalls().Periodic)
 	if s.Stalls().Periodic < 18 || s.Stalls().Host > 5 {
 		t.Errorf("stall job: %d periodic stalls, %d host ones; want at least 18 (every 1500 reads) and few", s.Stalls().Periodic, s.Stalls().Host)
@@ -250,7 +204,7 @@ func TestStallsRealCaptures(t *testing.T) {
 	// The stall job under mq-deadline at a load average of 7.8: cg2's 33,455
 	// reads hold 22 sleeps (bios 63 + 1500 m); its reader and cg1's stall
 	// on the host too, their stalls at multiples of their depth of 64.
-	m := wiRecording(t, "wi-seed000-stall-mqdl", 0, 33455)
+	m := replay.WIRecording(t, "wi-seed000-stall-mqdl", 0, 33455)
 	t.Logf("wi-seed000-stall-mqdl: %d host stalls (%v), %d periodic", m.Stalls().Host, m.Stalls().HostTime, m.Stalls().Periodic)
 	if m.Stalls().Periodic < 20 {
 		t.Errorf("stall job under mq-deadline: %d periodic stalls, want at least 20 of its 22", m.Stalls().Periodic)
