@@ -637,23 +637,34 @@ func (s *Scheduler) warmQueue(q *queue, pid uint32) {
 // bfq_stats_min_budgets budgets were assigned; before, the default's
 // (16384/32), which is no news. Callers take the first such message.
 func WarmState(body string) (map[string]int64, bool) {
-	body = strings.TrimSpace(body)
-	const head = "recalc_budg: last max_budg "
-	if !strings.HasPrefix(body, head) {
-		return nil, false
-	}
-	i := strings.Index(body, ", min budg ")
-	if i < 0 {
-		return nil, false
-	}
-	mb, err := strconv.ParseInt(strings.TrimSpace(body[i+len(", min budg "):]), 10, 64)
-	if err != nil || mb <= 0 {
+	_, mb, ok := parseRecalcBudg(strings.TrimSpace(body))
+	if !ok || mb <= 0 {
 		return nil, false
 	}
 	if mb == defaultMaxBudget/32 {
 		return nil, true
 	}
 	return map[string]int64{"max_budget": mb * 32}, true
+}
+
+// parseRecalcBudg parses __bfq_bfqq_recalc_budget's message, "recalc_budg:
+// last max_budg B, min budg M" (body trimmed): the queue's max_budget B
+// and bfq_min_budget M, in sectors.
+func parseRecalcBudg(body string) (maxBudg, minBudg int64, ok bool) {
+	rest, ok := strings.CutPrefix(body, "recalc_budg: last max_budg ")
+	if !ok {
+		return 0, 0, false
+	}
+	b, m, ok := strings.Cut(rest, ", min budg ")
+	if !ok {
+		return 0, 0, false
+	}
+	maxBudg, err1 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
+	minBudg, err2 := strconv.ParseInt(strings.TrimSpace(m), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return maxBudg, minBudg, true
 }
 
 // warmQueueWindow is how long after a queue's first message in a capture
@@ -732,8 +743,7 @@ func WarmFrom(next func() (trace.Time, trace.Message, bool)) map[string]int64 {
 			p.raised = true
 		case !p.budget && strings.HasPrefix(body, "recalc_budg: last max_budg "):
 			p.budget = true
-			var b, mb int64
-			if n, _ := fmt.Sscanf(body, "recalc_budg: last max_budg %d, min budg %d", &b, &mb); n == 2 && b > 0 && b != 2*mb && !p.raised {
+			if b, mb, ok := parseRecalcBudg(body); ok && b > 0 && b != 2*mb && !p.raised {
 				set(WarmQueueKey(uint32(m.PID), "max_budget"), b)
 			}
 		case !p.short && strings.HasPrefix(body, "expire ("):
