@@ -24,21 +24,8 @@ func TestCrossProcessEdge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := map[uint32][]trace.Time{}
-	c := map[uint32][]trace.Time{}
-	_, err = replay.Run(wl, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 3 * ms},
-		Queue: replay.Queue{Depth: 4}}, func(e *trace.Event) error {
-		switch e.Action {
-		case trace.ActionQueue:
-			q[e.PID] = append(q[e.PID], e.Time)
-		case trace.ActionComplete:
-			c[e.PID] = append(c[e.PID], e.Time)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, c := queueCompleteTimes(t, wl, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: 3 * ms},
+		Queue: replay.Queue{Depth: 4}})
 	if len(q[1]) != 8 || len(q[2]) != 8 {
 		t.Fatalf("queued %d and %d bios, want 8 and 8", len(q[1]), len(q[2]))
 	}
@@ -74,21 +61,8 @@ func TestCrossProcessEdgeCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := map[uint32][]trace.Time{}
-	c := map[uint32][]trace.Time{}
-	_, err = replay.Run(wl, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: ms},
-		Queue: replay.Queue{Depth: 4}, Work: replay.WorkTimed}, func(e *trace.Event) error {
-		switch e.Action {
-		case trace.ActionQueue:
-			q[e.PID] = append(q[e.PID], e.Time)
-		case trace.ActionComplete:
-			c[e.PID] = append(c[e.PID], e.Time)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, c := queueCompleteTimes(t, wl, replay.Config{NewScheduler: newMQDL, Device: &fixedDevice{lat: ms},
+		Queue: replay.Queue{Depth: 4}, Work: replay.WorkTimed})
 	t.Logf("fio queued %d writes, jbd2 %d", len(q[1]), len(q[2]))
 	if len(q[1]) < 30 || len(q[2]) < 30 || len(q[1]) > 39 || len(q[2]) > 39 {
 		t.Fatalf("queued %d and %d bios, want 30 to 38 each (83/2.15 at most)", len(q[1]), len(q[2]))
@@ -125,4 +99,24 @@ func fsyncRounds(n int) []replay.Record {
 		a += 4*ms + 150_000
 	}
 	return recs
+}
+
+// queueCompleteTimes replays w with cfg and returns each process's Q and
+// C times.
+func queueCompleteTimes(t *testing.T, w *replay.Workload, cfg replay.Config) (q, c map[uint32][]trace.Time) {
+	t.Helper()
+	q, c = map[uint32][]trace.Time{}, map[uint32][]trace.Time{}
+	_, err := replay.Run(w, cfg, func(e *trace.Event) error {
+		switch e.Action {
+		case trace.ActionQueue:
+			q[e.PID] = append(q[e.PID], e.Time)
+		case trace.ActionComplete:
+			c[e.PID] = append(c[e.PID], e.Time)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q, c
 }
