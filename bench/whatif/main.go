@@ -15,7 +15,7 @@
 // captures are absent are left out and listed. -device adds, for each pair,
 // the prediction made with that device model (a `tracesched probe` of the
 // loop device) beside the one made with the capture's own calibration;
-// by default the probe committed as bench/whatif/loop-probe.device.json.zst
+// by default the probe committed as bench/whatif/loop-probe-shm.device.json.zst
 // (bench/whatif/README.md), -device "" leaves it out.
 // Replays run one at a time; JSON outputs are kept in -work and reused
 // when -reuse is given.
@@ -89,7 +89,9 @@ func loadCapture(dir string) (*capture, error) {
 
 // pair is one what-if: Source replayed through Sched with Weights (by
 // cgroup path) and Sets, compared with the real runs Real (one workload,
-// several runs where recorded).
+// several runs where recorded). Note, when set, tells this pair from
+// another with the same source, scheduler and settings (its real runs were
+// recorded differently) in the pair's name.
 type pair struct {
 	Group   string
 	Source  string
@@ -186,7 +188,7 @@ var (
 
 // defaultDevice is the probe of the rig's loop device committed beside
 // this script (bench/whatif/README.md says how it was made).
-const defaultDevice = "bench/whatif/loop-probe.device.json.zst"
+const defaultDevice = "bench/whatif/loop-probe-shm.device.json.zst"
 
 // devicePath is the -device model as replay reads it (decompressed into
 // -work when compressed), "" for none.
@@ -257,6 +259,20 @@ func pairs() []pair {
 	// --stalls drop) and lose BFQ the weights as in the real run (cg1 0.486).
 	ps = append(ps, pair{Group: "rig", Source: "rig/wi-seed000-stall-mqdl", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"low_latency=0"},
 		Real: []string{"rig/wi-seed000-stall-bfq-10-90-ll0"}})
+	// The same what-ifs against real BFQ runs recorded without BFQ's debug
+	// messages (capture.sh -M, record.sh's *-nomsg): with them on, every
+	// request logs about 17 messages into ftrace and fio spends 23-30 us of
+	// CPU per I/O under BFQ against 7.5-12 under mq-deadline and none, so
+	// the runs above are paced by the tracing, which production BFQ does
+	// not pay.
+	const nomsg = "real runs without BFQ messages"
+	ps = append(ps,
+		pair{Group: "rig", Source: "rig/wi-seed000-mqdl", Sched: "bfq", Weights: cg(100, 900), Note: nomsg,
+			Real: []string{"rig/wi-seed000-bfq-10-90-nomsg", "rig/wi-seed000-bfq-10-90-nomsg-2"}},
+		pair{Group: "rig", Source: "rig/wi-seed000-mqdl", Sched: "bfq", Weights: cg(300, 700), Note: nomsg,
+			Real: []string{"rig/wi-seed000-bfq-30-70-nomsg"}},
+		pair{Group: "rig", Source: "rig/wi-mix4-mqdl", Sched: "bfq", Weights: a4, Note: nomsg,
+			Real: []string{"rig/wi-mix4-bfq-a-nomsg"}})
 	return ps
 }
 

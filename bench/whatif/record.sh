@@ -47,6 +47,17 @@ recll wi-seed000-bfq-10-90-ll0-2 seed000.fio 0
 recll wi-seed000-stall-bfq-10-90-ll0 seed000-stall.fio 0
 recll wi-seed000-stall-bfq-10-90-ll1 seed000-stall.fio 1
 rec wi-seed000-stall-mqdl mq-deadline seed000-stall.fio tsched-cg1=100,tsched-cg2=900
+# BFQ runs without BFQ's debug messages (-M): with them, each request logs
+# about 17 messages into ftrace and the tracing paces fio on a fast device.
+recnm() { # name job weights
+  [ -f "$out/$1/manifest.json" ] && return
+  ./capture.sh -n "$1" -o "$out/$1" -s bfq -j "$J/$2" -g "$3" -d 1.5 -M -q > "$out/$1.log" 2>&1
+  echo "$1 rc=$?"
+}
+recnm wi-seed000-bfq-10-90-nomsg seed000.fio tsched-cg1=100,tsched-cg2=900
+recnm wi-seed000-bfq-30-70-nomsg seed000.fio tsched-cg1=300,tsched-cg2=700
+recnm wi-mix4-bfq-a-nomsg mix4.fio $A4
+recnm wi-seed000-bfq-10-90-nomsg-2 seed000.fio tsched-cg1=100,tsched-cg2=900
 rec wi-mix4-bfq-a2 bfq mix4.fio $A4
 rec wi-mix4-mqdl2 mq-deadline mix4.fio $A4
 rec wi-mix3-bfq-a2 bfq mix3.fio $A3

@@ -79,6 +79,9 @@ func pairName(p pair) string {
 	if len(p.Sets) > 0 {
 		s += " " + strings.Join(p.Sets, " ")
 	}
+	if p.Note != "" {
+		s += " (" + p.Note + ")"
+	}
 	return s
 }
 
@@ -94,8 +97,8 @@ func render(w io.Writer, outs []outcome) {
 	p("shared 2-core machines differ by up to 25 %% in bandwidth). Aims (issue 10): shares within 3 pp,\n")
 	p("per-cgroup and total bandwidth within 15 %%, p50 within 25 %%. Latency is bio Q2C.\n")
 	p("recorded/ and recorded-fs/ are ../shared/captures; rig/ are captures recorded for these pairs on\n")
-	p("2026-12-01 with ../shared/rig by bench/whatif/record.sh (jobs in bench/whatif/jobs; too large for the\n")
-	p("repository; `-captures DIR` names where they are), while other work loaded the host (load average 4-22).\n")
+	p("2026-12-02 with ../shared/rig by bench/whatif/record.sh on a tmpfs-backed loop device (jobs in\n")
+	p("bench/whatif/jobs; too large for the repository; `-captures DIR` names where they are).\n")
 	switch *flagHost {
 	case "", "off":
 		p("The replays run without the host model (`tracesched replay`'s default; `-host default` passes `--host default`).\n\n")
@@ -330,10 +333,65 @@ func seedTable(w io.Writer, outs []outcome) {
 	p("\n")
 }
 
-// findings is what the pairs showed when this script was written
-// (2026-12-01, Linux 6.18 captures on the rig's loop device); the tables
-// below are regenerated, this text is not.
-const findings = `## Reading the results (measured 2026-12-01)
+// findings is what the pairs showed when this script was run on the
+// recordings it names (2026-12-02 on a tmpfs-backed loop device, and the
+// earlier findings of 2026-12-01); the tables above are regenerated, this
+// text is not.
+const findings = `## Reading the results (measured 2026-12-02, the rig/ captures of this run)
+
+- **The device.** The rig's captures of 2026-12-01 were recorded on a loop device over a file on the
+  VM's disk (vda), which had come to stall: fio 4 KiB random reads at iodepth 32 measured 265 IOPS
+  and a 120 ms mean completion on it on 2026-12-02 00:05, against 183 k IOPS and 172 us (max 7.6 ms)
+  over a 4 GiB file of written zeros in /dev/shm a minute later. The rig/ captures above were
+  recorded again (record.sh, 2026-12-02 00:06-00:45 UTC, 1-minute load average 0.8-2.6 before each
+  capture of the first 29 pairs) with /tmp/rig/disk.img a symbolic link to such a file, so their
+  loop device is backed by tmpfs (their manifests' backing_fs_device still says vda: the rig reads
+  the file system of /tmp/rig, not of the link's target). The device is now fast and bound by the
+  CPU the loop worker and the submitters share: mq-deadline moves wi-mix4's four jobs at 3.9 GB/s.
+- **The real BFQ runs are paced by the tracing of BFQ's own messages.** The rig records BFQ with its
+  debug messages on (16 messages, 23 blkparse lines, a request in wi-seed000-bfq-10-90). fio's
+  own CPU per I/O (usr+sys over the run, fio's JSON) is 23.4 us in wi-seed000-bfq-10-90 and 29.8 in
+  wi-mix4-bfq-a, against 7.5 (wi-seed000-mqdl), 11.8 (wi-mix4-mqdl) and 10.7 (wi-mix4-none); the
+  back-to-back Q-to-Q gap (Workload.SubmitGap) is 17.6 us in wi-seed000-bfq-10-90 against 6.2 under
+  mq-deadline (wi-host-*: one reader without cgroups, 10.2 us under BFQ, 5.3-5.5 under mq-deadline, 4.3-4.5
+  under none). So in these runs the
+  heavy job's queue runs dry: of the light queue's 679 expirations in wi-seed000-bfq-10-90, 601 are
+  BFQQE_PREEMPTED, each the heavy queue's next single request arriving while it had nothing queued
+  (bfq_bfqq_handle_idle_busy_switch: bfq_bfqq_higher_class_or_weight compares the groups' weights,
+  900 > 100), and the light cgroup gets 24.4 % of the bytes at 100:900 (ratio 3.10; published 9.22).
+  The model reproduces that when it is given the BFQ run's own timing (a validation of
+  wi-seed000-bfq-10-90: 23.6 % against 24.4 %), but a capture under mq-deadline, whose fio submitted
+  three times as fast, cannot show it: the what-if predicts 9.8 % (ratio 9.21, the published one),
+  pairs 23-25 miss the shares by 14-19 pp. The host model (` + "`--host`" + `) with the BFQ run's own 17.6 us
+  gap brings pair 23's total to 179 MiB/s against the real 191 (-6 %), and leaves the shares at
+  10/90: the model's heavy queue stays backlogged.
+- **Against BFQ runs without the messages (pairs 30-32, capture.sh -M, record.sh's *-nomsg).**
+  mq-deadline -> BFQ 300:700 comes within 0.4 pp of the real shares, 8-10 % of the cgroups'
+  bandwidth and 9 % of the total (p50 -31 and +18 %); wi-mix4 -> BFQ 100:300:600 within 0.3 pp,
+  11-16 % and 15 % (p50 +21, -38, -76 %). At 100:900 the two real runs themselves disagree: the
+  light cgroup got 42.2 % in one and 22.2 % in the other (the model, replaying each run's own
+  timing, gives 10.4 % and 20.5 %: the first run is the only validation of these four that misses,
+  by 32 pp). These four runs were recorded at 01:05-01:07, while other work loaded the host (load
+  average 3.4-3.9), the other rig/ captures at 0.8-2.1, so pairs 30-32 compare runs recorded under
+  different loads; the no-messages runs were not recorded on a quiet host.
+- **mq-deadline <-> BFQ bandwidth on the fast device** (pairs 16-22): a capture's device model is
+  fitted at its own operating point and extrapolates badly across a 3-13x change of throughput
+  (wi-mix4: 3,888 MiB/s under mq-deadline, 875-1,032 under BFQ with messages, 305 without, at load
+  3.4): mq-deadline -> BFQ predicts 350 MiB/s (-60 % against the BFQ runs with messages, +15 %
+  against the one without); BFQ -> mq-deadline 1,622 (-58 %). The shares come within 0.2-5.8 pp
+  for mq-deadline or none -> BFQ (pairs 16-18, 20-21), 7.3 and 22.7 pp the other way (pairs 19, 22:
+  a BFQ capture's device model, fitted at 0.4-0.9 GB/s, does not give mq-deadline's deep jobs the
+  1.9-4.3 GB/s they moved).
+- **The probe** (the right-hand columns: /dev/shm, bench/whatif/README.md) was taken while three
+  other jobs loaded the host (load average 3.8 before, 7.6 after); its two halves differ by 219 %
+  and its model times the probe's own cells 0-871 % off (4 KiB reads at qd1: 168 us modelled, 43
+  measured). With it no pair meets every aim; 3 of 32 come out at least as well on every figure.
+
+## Earlier findings (measured 2026-12-01)
+
+The recorded/ and recorded-fs/ numbers below are those of the tables above (the same captures and,
+for these pairs, the same figures). The rig/ numbers are those of the 2026-12-01 recordings on the
+vda-backed loop device, since recorded again: they no longer match the tables.
 
 - **Shares transfer where the workload does.** On the raw-device pairs of two saturating 4 KiB
   random readers (recorded/), mq-deadline -> BFQ predicts the weight-100 cgroup's share over the
