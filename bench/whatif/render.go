@@ -382,6 +382,12 @@ const findings = `## Reading the results (measured 2026-12-02, the rig/ captures
   for mq-deadline or none -> BFQ (pairs 16-18, 20-21), 7.3 and 22.7 pp the other way (pairs 19, 22:
   a BFQ capture's device model, fitted at 0.4-0.9 GB/s, does not give mq-deadline's deep jobs the
   1.9-4.3 GB/s they moved).
+- **The recorded-fs pairs' second runs are on the new device** (rig/NAME-r2, pairs 6-11): the
+  recorded-fs captures themselves came from an earlier VM's loop device, their second runs now from
+  the tmpfs one, and the buffered readers' pace moved with it: fs-bfq-2bufread-idle2ms 1,412.0
+  MiB/s (recorded-fs) and 490.5 (r2; 708.1 in the 2026-12-01 second run), fs-mqdl-2bufread 697.7
+  and 450.3 (914.1), fs-bfq-fsync-vs-seqread 62.2 and 301.7 (108.1), fs-mqdl-fsync-vs-seqread 457.6
+  and 709.3 (984.5). Pair 6, within 2 % of the 2026-12-01 second run, is 41 % from the nearest now.
 - **The probe** (the right-hand columns: /dev/shm, bench/whatif/README.md) was taken while three
   other jobs loaded the host (load average 3.8 before, 7.6 after); its two halves differ by 219 %
   and its model times the probe's own cells 0-871 % off (4 KiB reads at qd1: 168 us modelled, 43
