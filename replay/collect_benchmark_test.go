@@ -32,3 +32,25 @@ func BenchmarkCollectorMemory(b *testing.B) {
 	}
 	b.ReportMetric(perBio, "store-B/bio")
 }
+
+// BenchmarkCollector feeds the recorded 10 s BFQ capture (934,610
+// events, decoded beforehand; skipped without ../shared) to a Collector
+// with its own Rebuilder, then builds the Workload: the workload's half
+// of reading a capture, allocations included.
+//
+//	go test -run '^$' -bench 'Collector$' -benchmem ./replay
+func BenchmarkCollector(b *testing.B) {
+	path := filepath.Join(shared.Path(b, "captures", "recorded", "g-bfq-large-nomsg"), "g-bfq-large-nomsg")
+	evs, _ := fixture.Events(b, path)
+	b.ReportAllocs()
+	for b.Loop() {
+		c := NewCollector()
+		for i := range evs {
+			c.Add(&evs[i])
+		}
+		if _, err := c.Workload(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
