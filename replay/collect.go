@@ -750,7 +750,10 @@ func (c *Collector) Workload() (*Workload, error) {
 	}
 	recs, names := &s.recs, &c.names
 	wb, fua := w.WriteCache == WriteBack, w.FUA
-	lock := inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) })
+	var lock map[bioKey]lockMark
+	if lockPossible(recs.sectionEnds) { // else inferLock's pass over every record finds none
+		lock = inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) })
+	}
 	w.stallsFn = func() stallSet {
 		return inferStalls(recs.n, func(i int) stallInput {
 			sr := recs.at(i)
@@ -805,6 +808,9 @@ type recordStore struct {
 	sector, cgroup, pid, cpu, index, bytes, comm, cat, flags, segs, parts column.Uints
 	queue, issue, done, got, doneF, doneFF                                column.Times
 	n                                                                     int
+	// sectionEnds: each process's empty PREFLUSH writes among the
+	// records (sectionEnd; lockPossible), counted as they are added.
+	sectionEnds map[uint32]int
 }
 
 func (s *recordStore) add(r *storedRecord) {
@@ -826,6 +832,12 @@ func (s *recordStore) add(r *storedRecord) {
 	s.doneF.Append(int64(r.doneF))
 	s.doneFF.Append(int64(r.doneFF))
 	s.n++
+	if sectionEnd(r.cat, r.bytes) {
+		if s.sectionEnds == nil {
+			s.sectionEnds = map[uint32]int{}
+		}
+		s.sectionEnds[r.pid]++
+	}
 }
 
 // seal codes the records not yet coded: call it once every record is in.
