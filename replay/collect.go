@@ -29,12 +29,12 @@ type Collector struct {
 	devList []*collectDev
 	last    *collectDev
 	// procs: each process's Q count, name and bios waiting for the
-	// Rebuilder (collectProc), with a one-entry cache.
-	procs    map[uint32]*collectProc
-	lastPID  uint32
-	lastProc *collectProc
-	names    nameTable
-	closed   bool
+	// Rebuilder (collectProc), with a cache direct-mapped by pid.
+	procs     map[uint32]*collectProc
+	procCache [collectPIDCache]*collectProc
+	names     nameTable
+	qSlab     []collectQ // the rest of newQ's block
+	closed    bool
 	// finished: the Rebuilder finished a bio since the FIFOs were last
 	// released (only then can a head be released).
 	finished bool
@@ -58,11 +58,10 @@ type collectDev struct {
 	fifo          []*collectQ // Q events not yet released, in capture order
 	head          int
 	// pids: each process's state on the device (collectPID), with a
-	// one-entry cache.
-	pids    map[uint32]*collectPID
-	lastPID uint32
-	lastP   *collectPID
-	recs    recordStore // released bios
+	// cache direct-mapped by pid.
+	pids     map[uint32]*collectPID
+	pidCache [collectPIDCache]*collectPID
+	recs     recordStore // released bios
 	// The flush machinery (flush.go), as the capture shows it: bios with PREFLUSH or
 	// FUA, flush requests issued (D of zero bytes with F), requests issued
 	// with FUA.
@@ -84,8 +83,14 @@ type collectDev struct {
 	gaps gapHist
 }
 
+// collectPIDCache is the size of the Collector's caches of processes
+// (Collector.procCache, collectDev.pidCache): events alternate between a
+// few processes.
+const collectPIDCache = 16
+
 // collectPID is a process's state on one device.
 type collectPID struct {
+	pid   uint32
 	bios  int       // bios the Rebuilder finished (Workload.perPID)
 	lastQ *collectQ // its latest Q
 	plug  bool      // its plug is open
@@ -110,27 +115,36 @@ type collectPID struct {
 // collectProc is what the Collector keeps of a process over every
 // device.
 type collectProc struct {
+	pid  uint32
 	next uint32 // Q events seen: the index of its next bio
 	comm string // its latest name, "" while unknown
-	// pend holds its Q events the Rebuilder has not finished (nor
-	// released), by bio index from base: pend[i] is bio base+i, nil once
-	// taken; base+len(pend) == next while pend is not empty.
+	// pend[head:] holds its Q events the Rebuilder has not finished (nor
+	// released), by bio index from base: pend[head+i] is bio base+i, nil
+	// once taken; base+len(pend)-head == next while it is not empty. The
+	// taken Qs before head are compacted away (collectCompact), so that
+	// the array is reused rather than grown again as the window slides.
 	base uint32
+	head int
 	pend []*collectQ
 }
 
+// collectCompact is how many taken entries a FIFO of the Collector
+// (collectProc.pend, collectDev.fifo) lets pile up at its front before
+// it moves the rest down, once they are at least half of it.
+const collectCompact = 1024
+
 // get returns the pending Q of bio index, nil when none.
 func (p *collectProc) get(index uint32) *collectQ {
-	if i := index - p.base; index >= p.base && int(i) < len(p.pend) {
-		return p.pend[i]
+	if i := index - p.base; index >= p.base && int(i) < len(p.pend)-p.head {
+		return p.pend[p.head+int(i)]
 	}
 	return nil
 }
 
 // push adds the Q of the process's next bio, index.
 func (p *collectProc) push(index uint32, q *collectQ) {
-	if len(p.pend) == 0 {
-		p.base, p.pend = index, p.pend[:0]
+	if p.head == len(p.pend) {
+		p.base, p.head, p.pend = index, 0, p.pend[:0]
 	}
 	p.pend = append(p.pend, q)
 }
@@ -138,20 +152,23 @@ func (p *collectProc) push(index uint32, q *collectQ) {
 // take removes the pending Q of bio index.
 func (p *collectProc) take(index uint32) {
 	i := index - p.base
-	if index < p.base || int(i) >= len(p.pend) {
+	if index < p.base || int(i) >= len(p.pend)-p.head {
 		return
 	}
-	p.pend[i] = nil
-	k := 0
+	p.pend[p.head+int(i)] = nil
+	k := p.head
 	for k < len(p.pend) && p.pend[k] == nil {
 		k++
 	}
+	p.base += uint32(k - p.head)
+	p.head = k
 	switch {
 	case k == len(p.pend):
-		p.pend = p.pend[:0]
-	case k > 0:
-		p.base += uint32(k)
-		p.pend = p.pend[k:]
+		p.pend, p.head = p.pend[:0], 0
+	case k >= collectCompact && 2*k >= len(p.pend):
+		n := copy(p.pend, p.pend[k:])
+		clear(p.pend[n:])
+		p.pend, p.head = p.pend[:n], 0
 	}
 }
 
@@ -198,22 +215,23 @@ func NewSharedCollector() *Collector {
 
 // proc returns the state of process pid, creating it on first use.
 func (c *Collector) proc(pid uint32) *collectProc {
-	if c.lastProc != nil && c.lastPID == pid {
-		return c.lastProc
+	pc := &c.procCache[pid%collectPIDCache]
+	if p := *pc; p != nil && p.pid == pid {
+		return p
 	}
 	p := c.procs[pid]
 	if p == nil {
-		p = &collectProc{}
+		p = &collectProc{pid: pid}
 		c.procs[pid] = p
 	}
-	c.lastPID, c.lastProc = pid, p
+	*pc = p
 	return p
 }
 
 // comm returns the latest name of process pid, "" when unknown.
 func (c *Collector) comm(pid uint32) string {
-	if c.lastProc != nil && c.lastPID == pid {
-		return c.lastProc.comm
+	if p := c.procCache[pid%collectPIDCache]; p != nil && p.pid == pid {
+		return p.comm
 	}
 	if p := c.procs[pid]; p != nil {
 		return p.comm
@@ -224,15 +242,16 @@ func (c *Collector) comm(pid uint32) string {
 // pid returns the state of process pid on the device, creating it on
 // first use.
 func (s *collectDev) pid(pid uint32) *collectPID {
-	if s.lastP != nil && s.lastPID == pid {
-		return s.lastP
+	pc := &s.pidCache[pid%collectPIDCache]
+	if p := *pc; p != nil && p.pid == pid {
+		return p
 	}
 	p := s.pids[pid]
 	if p == nil {
-		p = &collectPID{}
+		p = &collectPID{pid: pid}
 		s.pids[pid] = p
 	}
-	s.lastPID, s.lastP = pid, p
+	*pc = p
 	return p
 }
 
@@ -304,11 +323,12 @@ func (c *Collector) Before(e *trace.Event) {
 		s := c.dev(e.Dev)
 		sp := s.pid(e.PID)
 		s.gapSample(e, sp)
-		q := &collectQ{dev: e.Dev, rec: storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup, cpu: e.CPU,
+		q := c.newQ()
+		q.dev, q.rec = e.Dev, storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup, cpu: e.CPU,
 			comm: c.names.id(p.comm), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
 			queue: e.Time, issue: trace.NoTime, done: trace.NoTime,
 			got: trace.NoTime, doneF: trace.NoTime, doneFF: trace.NoTime,
-			segs: uint16(min(minSegments(e.Bytes), math.MaxUint16))}}
+			segs: uint16(min(minSegments(e.Bytes), math.MaxUint16))}
 		q.plugged = sp.plug
 		if e.Cat&(trace.CatFlush|trace.CatFUA) != 0 {
 			s.flushQ++
@@ -428,6 +448,23 @@ func (c *Collector) Before(e *trace.Event) {
 			c.flushFinal(s, e)
 		}
 	}
+}
+
+// collectQBlock is how many collectQs newQ allocates at once.
+const collectQBlock = 256
+
+// newQ returns a zero collectQ. They are allocated collectQBlock at a
+// time (a collectQ holds no pointers, so a block is one allocation the
+// garbage collector does not scan): the Qs are released in about the
+// order they were queued, so a block is freed soon after its last Q is.
+// They are not recycled: a released Q may still be a process's lastQ.
+func (c *Collector) newQ() *collectQ {
+	if len(c.qSlab) == 0 {
+		c.qSlab = make([]collectQ, collectQBlock)
+	}
+	q := &c.qSlab[0]
+	c.qSlab = c.qSlab[1:]
+	return q
 }
 
 // segments follows the process's newest request (collectPID.tail)
@@ -628,7 +665,7 @@ func (c *Collector) release(s *collectDev, eof bool) {
 		}
 		s.fifo[s.head] = nil
 		s.head++
-		if s.head >= 1024 && s.head*2 >= len(s.fifo) {
+		if s.head >= collectCompact && s.head*2 >= len(s.fifo) {
 			n := copy(s.fifo, s.fifo[s.head:])
 			clear(s.fifo[n:])
 			s.fifo, s.head = s.fifo[:n], 0
@@ -713,7 +750,10 @@ func (c *Collector) Workload() (*Workload, error) {
 	}
 	recs, names := &s.recs, &c.names
 	wb, fua := w.WriteCache == WriteBack, w.FUA
-	lock := inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) })
+	var lock map[bioKey]lockMark
+	if lockPossible(recs.sectionEnds) { // else inferLock's pass over every record finds none
+		lock = inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) })
+	}
 	w.stallsFn = func() stallSet {
 		return inferStalls(recs.n, func(i int) stallInput {
 			sr := recs.at(i)
@@ -768,6 +808,9 @@ type recordStore struct {
 	sector, cgroup, pid, cpu, index, bytes, comm, cat, flags, segs, parts column.Uints
 	queue, issue, done, got, doneF, doneFF                                column.Times
 	n                                                                     int
+	// sectionEnds: each process's empty PREFLUSH writes among the
+	// records (sectionEnd; lockPossible), counted as they are added.
+	sectionEnds map[uint32]int
 }
 
 func (s *recordStore) add(r *storedRecord) {
@@ -789,6 +832,12 @@ func (s *recordStore) add(r *storedRecord) {
 	s.doneF.Append(int64(r.doneF))
 	s.doneFF.Append(int64(r.doneFF))
 	s.n++
+	if sectionEnd(r.cat, r.bytes) {
+		if s.sectionEnds == nil {
+			s.sectionEnds = map[uint32]int{}
+		}
+		s.sectionEnds[r.pid]++
+	}
 }
 
 // seal codes the records not yet coded: call it once every record is in.

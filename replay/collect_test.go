@@ -160,3 +160,52 @@ func records(t *testing.T, w *Workload) []Record {
 		out = append(out, *r)
 	}
 }
+
+// TestCollectProcPending checks a process's pending Qs (collectProc.pend)
+// as the Rebuilder finishes them about in order: each Q is found by its
+// bio index until taken, out of order too, and the array is compacted and
+// reused rather than grown as the window slides (its capacity stays near
+// the Qs pending, not the Qs ever pushed).
+func TestCollectProcPending(t *testing.T) {
+	var p collectProc
+	qs := make([]collectQ, 100_000)
+	for i := range qs {
+		p.push(uint32(i), &qs[i])
+		// Qs are taken 16 behind their push, each pair swapped.
+		if j := i - 16; j >= 0 {
+			j ^= 1
+			if got := p.get(uint32(j)); got != &qs[j] {
+				t.Fatalf("bio %d: get = %p, want %p", j, got, &qs[j])
+			}
+			p.take(uint32(j))
+			if p.get(uint32(j)) != nil {
+				t.Fatalf("bio %d found after take", j)
+			}
+		}
+	}
+	if c := cap(p.pend); c > 4*collectCompact {
+		t.Errorf("pending array of capacity %d for %d Qs pending", c, len(p.pend)-p.head)
+	}
+	// In the steady state the window slides within its array.
+	next := uint32(len(qs))
+	allocs := testing.AllocsPerRun(10, func() {
+		for range 10_000 {
+			p.push(next, &qs[0])
+			p.take(next - 16)
+			next++
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per 10,000 Qs pushed and taken in the steady state", allocs)
+	}
+	for j := next - 16; j < next; j++ {
+		p.take(j)
+	}
+	if n := len(p.pend) - p.head; n != 0 {
+		t.Errorf("%d Qs pending after every take", n)
+	}
+	p.push(500_000, &qs[0])
+	if p.get(500_000) != &qs[0] || p.get(499_999) != nil {
+		t.Error("a push after the window emptied is not found at its index alone")
+	}
+}

@@ -56,6 +56,25 @@ type lockMark struct {
 	gap    trace.Time
 }
 
+// sectionEnd reports whether a bio of cat and bytes is an empty PREFLUSH
+// write, which ends its process's section.
+func sectionEnd(cat trace.Category, bytes uint32) bool {
+	return cat.IsWrite() && cat&trace.CatFlush != 0 && bytes == 0
+}
+
+// lockPossible reports whether a workload whose processes have flushes
+// empty PREFLUSH writes (sectionEnd) each can have a lock: two of them
+// with lockMinSections or more.
+func lockPossible(flushes map[uint32]int) bool {
+	candidates := 0
+	for _, c := range flushes {
+		if c >= lockMinSections {
+			candidates++
+		}
+	}
+	return candidates >= 2
+}
+
 // inferLock finds the exclusive sections of the records (in Queue order)
 // and returns the marks of their bios, nil when no lock is inferred. done
 // gives a record's completion for its process.
@@ -65,17 +84,11 @@ func inferLock(n int, at func(i int) storedRecord, done func(sr *storedRecord) t
 	// pass over every completion (a raw-device capture has none).
 	flushes := map[uint32]int{}
 	for i := range n {
-		if sr := at(i); sr.cat.IsWrite() && sr.cat&trace.CatFlush != 0 && sr.bytes == 0 {
+		if sr := at(i); sectionEnd(sr.cat, sr.bytes) {
 			flushes[sr.pid]++
 		}
 	}
-	candidates := 0
-	for _, c := range flushes {
-		if c >= lockMinSections {
-			candidates++
-		}
-	}
-	if candidates < 2 {
+	if !lockPossible(flushes) {
 		return nil
 	}
 	type section struct {
@@ -112,7 +125,7 @@ func inferLock(n int, at func(i int) storedRecord, done func(sr *storedRecord) t
 			heap.Push(h, d)
 		}
 		switch {
-		case cat.IsWrite() && cat&trace.CatFlush != 0 && sr.bytes == 0:
+		case sectionEnd(cat, sr.bytes):
 			o, ok := opened[sr.pid]
 			if !ok {
 				continue

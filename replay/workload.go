@@ -13,14 +13,18 @@ import (
 // the workload inferred about what released it. The engine replays records;
 // a Device may read a request's records (Request.Records) to reuse the
 // capture's own timing.
+//
+// The fields narrower than 8 bytes sit side by side (208 bytes a record,
+// not 256 with each bool padded to 8): the engine can hold most of a
+// capture's records at once, read ahead for its processes.
 type Record struct {
 	PID    uint32 // process that queued it
 	CPU    uint32 // CPU its Q was recorded on (the submitting CPU; Config.Submit)
 	Index  uint32 // position in its process's stream of bios, from 0
-	Cgroup uint64 // cgroup id, 0 when unknown
-	Comm   string // process name, "" when unknown
-	Sector uint64 // start sector, 512-byte units
 	Bytes  uint32
+	Cgroup uint64         // cgroup id, 0 when unknown
+	Comm   string         // process name, "" when unknown
+	Sector uint64         // start sector, 512-byte units
 	Cat    trace.Category // operation and flags (OpFlags only)
 	// Segments is the bio's physical segments (bio_phys_segments), which
 	// count toward its request's Queue.MaxSegments; 0: the fewest a bio
@@ -28,45 +32,54 @@ type Record struct {
 	// a capture's workload infers them where its requests show them (see
 	// the segment rule on Workload).
 	Segments uint16
-
-	Queue trace.Time // captured Q
-	Issue trace.Time // captured D of the request that served it, NoTime if unseen
-	Done  trace.Time // captured C of the request that served it, NoTime if unseen
-
 	// Plugged: the process held a plug (P) when it queued the bio, so the
 	// bio's request goes to the process's plug list. PlugEnd: the process
 	// unplugged (U) after this bio and before its next one; the plug list is
 	// flushed once this bio has its request.
 	Plugged, PlugEnd bool
+
+	Queue trace.Time // captured Q
+	Issue trace.Time // captured D of the request that served it, NoTime if unseen
+	Done  trace.Time // captured C of the request that served it, NoTime if unseen
+
 	// lockOpen, lockClose: the bio opens, or ends, an exclusive flush
 	// section (step 7 of the rule, lock.go); lockWake: for lockOpen, the
 	// process's hand-off delay.
 	lockOpen, lockClose bool
-	lockWake            trace.Time
 	// lockWaited, lockGap: lockMark.waited and gap.
 	lockWaited bool
-	lockGap    trace.Time
 	// flushBefore: the process's plug was flushed after the bio's Q and
 	// before its request (a UT between them: it slept for a tag after
 	// its merge attempt failed), and the bio's request started the plug
 	// again. The engine flushes the plug before the bio's new request.
 	flushBefore bool
+	// Open: the bio arrives at its captured Queue time whatever the mode
+	// (the closed-loop rule on Workload; Dep, DepCount and Think below
+	// say what released a bio that is not Open).
+	Open bool
+	// noMerge: REQ_NOMERGE, the split's first parts (see parent).
+	noMerge bool
+	// wbtTracked: the bio (a part of one) got the writeback throttle's
+	// token (wbt.go); its request carries it.
+	wbtTracked bool
+	// lockWake, lockGap: see lockOpen and lockWaited.
+	lockWake trace.Time
+	lockGap  trace.Time
 	// partsSeen: a bio split at max_sectors that never completed in the
 	// capture: the parts that got a request before the capture ended (0:
 	// every part, or unknown). A process that does not cycle (WorkFixed)
 	// sends those parts only, as the capture did; the bio never completes.
 	partsSeen int
 
-	// What released the bio (see the closed-loop rule on Workload):
-	// Open: it arrives at its captured Queue time whatever the mode.
-	// DepCount: completions of the process's own bios (counted from 1, in
-	// completion order, whichever bios) it needs before it may arrive, so
-	// the process keeps no more in flight than it did in the capture.
+	// What released the bio (see the closed-loop rule on Workload; Open
+	// above). DepCount: completions of the process's own bios (counted
+	// from 1, in completion order, whichever bios) it needs before it may
+	// arrive, so the process keeps no more in flight than it did in the
+	// capture.
 	// Dep >= 0: the bio is dependent: the completion of the process's bio
 	// Dep released it in the capture, and it arrives Think after its
 	// DepCount-th completion. Dep < 0 and not Open: it followed its
 	// process's previous bio by Think (a back-to-back submission).
-	Open     bool
 	Dep      int64
 	DepCount int64
 	Think    trace.Time
@@ -84,7 +97,6 @@ type Record struct {
 	// counts the parent's parts not yet completed.
 	parent    *Record
 	partsLeft int
-	noMerge   bool // REQ_NOMERGE: the split's first parts
 	// got: captured time the bio got its request or merged (G, M or F of
 	// it), NoTime when unknown: the end of its submission, after any
 	// sleep for a request or a tag.
@@ -94,9 +106,6 @@ type Record struct {
 	// Workload), afterDelay the time from that completion to this Q.
 	after      *Record
 	afterDelay trace.Time
-	// wbtTracked: the bio (a part of one) got the writeback throttle's
-	// token (wbt.go); its request carries it.
-	wbtTracked bool
 }
 
 // End returns the first sector after the bio.

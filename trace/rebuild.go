@@ -91,10 +91,10 @@ type Rebuilder struct {
 	fragQ  rbQueue[*rbFrag]  // eviction queue of fragments waiting for a request
 	remapQ rbQueue[*rbRemap] // eviction queue of remap links waiting for their Q
 
-	// Per-process bookkeeping (next bio index, name), with a one-entry cache.
-	procs    map[uint32]*rbProc
-	lastPID  uint32
-	lastProc *rbProc
+	// Per-process bookkeeping (next bio index, name), with a cache
+	// direct-mapped by pid: events alternate between a few processes.
+	procs     map[uint32]*rbProc
+	procCache [rbProcCache]*rbProc
 
 	freeReqs []*rbReq // emitted requests, recycled by newReq
 	bioSlab  []rbBio  // bios allocated in blocks (see newBio)
@@ -182,8 +182,12 @@ type rbDev struct {
 	inflight rbInflight // issued requests, in issue order
 }
 
+// rbProcCache is the size of Rebuilder.procCache.
+const rbProcCache = 16
+
 // rbProc is what the Rebuilder keeps of a process.
 type rbProc struct {
+	pid  uint32
 	next uint32 // index of its next bio
 	comm string // its name, "" while unknown
 }
@@ -273,22 +277,23 @@ func (b *Rebuilder) dev(d Dev) *rbDev {
 
 // proc returns the bookkeeping of process pid, creating it on first use.
 func (b *Rebuilder) proc(pid uint32) *rbProc {
-	if b.lastProc != nil && b.lastPID == pid {
-		return b.lastProc
+	c := &b.procCache[pid%rbProcCache]
+	if p := *c; p != nil && p.pid == pid {
+		return p
 	}
 	p := b.procs[pid]
 	if p == nil {
-		p = &rbProc{}
+		p = &rbProc{pid: pid}
 		b.procs[pid] = p
 	}
-	b.lastPID, b.lastProc = pid, p
+	*c = p
 	return p
 }
 
 // comm returns the name of process pid, "" when unknown.
 func (b *Rebuilder) comm(pid uint32) string {
-	if b.lastProc != nil && b.lastPID == pid {
-		return b.lastProc.comm
+	if p := b.procCache[pid%rbProcCache]; p != nil && p.pid == pid {
+		return p.comm
 	}
 	if p := b.procs[pid]; p != nil {
 		return p.comm
@@ -1042,23 +1047,23 @@ const (
 // rbIndex maps the sectors of one device to lists of entries, oldest
 // first: an open-addressing hash table (linear probing, backward-shift
 // deletion, at most half full) keyed by sector, cheaper than a Go map for
-// the several lookups each event makes. Lists live in slots that are
-// recycled, with their capacity, when they empty: in the steady state
-// indexing allocates nothing. The table grows with the entries in flight
-// and never shrinks.
+// the several lookups each event makes. A position holds its list itself
+// (no slot to follow to it); a list's array is recycled, with its
+// capacity, when the list empties: in the steady state indexing allocates
+// nothing. The table grows with the entries in flight and never shrinks.
 type rbIndex[T comparable] struct {
-	ents []rbEnt[T] // nil s: empty
+	ents []rbEnt[T] // empty items: a free position
 	bits uint8      // len(ents) == 1<<bits
-	n    int        // entries in use
-	free []*rbSlot[T]
+	n    int        // positions in use
+	free [][]T      // emptied lists' arrays, of length 0
 }
 
+// rbEnt is one position of an rbIndex: the list at sector sec, never
+// empty while the position is in use.
 type rbEnt[T any] struct {
-	sec uint64
-	s   *rbSlot[T]
+	sec   uint64
+	items []T
 }
-
-type rbSlot[T any] struct{ items []T }
 
 // home returns the first position probed for sec (Fibonacci hashing: the
 // top bits of the product mix sectors that differ in any bit).
@@ -1074,7 +1079,7 @@ func (x *rbIndex[T]) find(sec uint64) int {
 	mask := len(x.ents) - 1
 	for i := x.home(sec); ; i = (i + 1) & mask {
 		e := &x.ents[i]
-		if e.s == nil {
+		if len(e.items) == 0 {
 			return -1
 		}
 		if e.sec == sec {
@@ -1083,17 +1088,17 @@ func (x *rbIndex[T]) find(sec uint64) int {
 	}
 }
 
-// insert adds slot s at sec, which is absent.
-func (x *rbIndex[T]) insert(sec uint64, s *rbSlot[T]) {
+// insert adds the list items (not empty) at sec, which is absent.
+func (x *rbIndex[T]) insert(sec uint64, items []T) {
 	if 2*(x.n+1) > len(x.ents) {
 		x.grow()
 	}
 	mask := len(x.ents) - 1
 	i := x.home(sec)
-	for x.ents[i].s != nil {
+	for len(x.ents[i].items) != 0 {
 		i = (i + 1) & mask
 	}
-	x.ents[i] = rbEnt[T]{sec, s}
+	x.ents[i] = rbEnt[T]{sec, items}
 	x.n++
 }
 
@@ -1107,11 +1112,11 @@ func (x *rbIndex[T]) grow() {
 	x.ents = make([]rbEnt[T], 1<<x.bits)
 	mask := len(x.ents) - 1
 	for _, e := range old {
-		if e.s == nil {
+		if len(e.items) == 0 {
 			continue
 		}
 		i := x.home(e.sec)
-		for x.ents[i].s != nil {
+		for len(x.ents[i].items) != 0 {
 			i = (i + 1) & mask
 		}
 		x.ents[i] = e
@@ -1122,7 +1127,7 @@ func (x *rbIndex[T]) grow() {
 // would no longer reach.
 func (x *rbIndex[T]) del(i int) {
 	mask := len(x.ents) - 1
-	for j := (i + 1) & mask; x.ents[j].s != nil; j = (j + 1) & mask {
+	for j := (i + 1) & mask; len(x.ents[j].items) != 0; j = (j + 1) & mask {
 		// The entry at j may fill the hole at i if i lies on its probe path:
 		// no further from its home than j is.
 		if (j-x.home(x.ents[j].sec))&mask >= (j-i)&mask {
@@ -1134,37 +1139,28 @@ func (x *rbIndex[T]) del(i int) {
 	x.n--
 }
 
-// slot returns the slot at sec, or nil.
-func (x *rbIndex[T]) slot(sec uint64) *rbSlot[T] {
-	if i := x.find(sec); i >= 0 {
-		return x.ents[i].s
-	}
-	return nil
-}
-
 // get returns the list at sec (nil when empty); it is valid until the
 // index changes.
 func (x *rbIndex[T]) get(sec uint64) []T {
-	if s := x.slot(sec); s != nil {
-		return s.items
+	if i := x.find(sec); i >= 0 {
+		return x.ents[i].items
 	}
 	return nil
 }
 
 // push appends v to the list at sec.
 func (x *rbIndex[T]) push(sec uint64, v T) {
-	s := x.slot(sec)
-	if s == nil {
-		if n := len(x.free); n > 0 {
-			s = x.free[n-1]
-			x.free[n-1] = nil
-			x.free = x.free[:n-1]
-		} else {
-			s = new(rbSlot[T])
-		}
-		x.insert(sec, s)
+	if i := x.find(sec); i >= 0 {
+		x.ents[i].items = append(x.ents[i].items, v)
+		return
 	}
-	s.items = append(s.items, v)
+	var items []T
+	if n := len(x.free); n > 0 {
+		items = x.free[n-1]
+		x.free[n-1] = nil
+		x.free = x.free[:n-1]
+	}
+	x.insert(sec, append(items, v))
 }
 
 // drop removes v from the list at sec.
@@ -1173,7 +1169,7 @@ func (x *rbIndex[T]) drop(sec uint64, v T) {
 	if p < 0 {
 		return
 	}
-	i := slices.Index(x.ents[p].s.items, v)
+	i := slices.Index(x.ents[p].items, v)
 	if i < 0 {
 		return
 	}
@@ -1187,9 +1183,9 @@ func (x *rbIndex[T]) popNewest(sec uint64) T {
 		var zero T
 		return zero
 	}
-	s := x.ents[p].s
-	i := len(s.items) - 1
-	v := s.items[i]
+	items := x.ents[p].items
+	i := len(items) - 1
+	v := items[i]
 	x.remove(p, i)
 	return v
 }
@@ -1201,33 +1197,32 @@ func (x *rbIndex[T]) popOldest(sec uint64) T {
 		var zero T
 		return zero
 	}
-	v := x.ents[p].s.items[0]
+	v := x.ents[p].items[0]
 	x.remove(p, 0)
 	return v
 }
 
-// remove deletes item i of the list at position p, recycling the slot when
-// it empties.
+// remove deletes item i of the list at position p, freeing the position
+// (and recycling the list's array) when the list empties.
 func (x *rbIndex[T]) remove(p, i int) {
-	s := x.ents[p].s
-	if len(s.items) == 1 { // the usual list: one entry
-		var zero T
-		s.items[0] = zero
-		s.items = s.items[:0]
-	} else if s.items = slices.Delete(s.items, i, i+1); len(s.items) > 0 {
+	items := x.ents[p].items
+	if len(items) > 1 {
+		x.ents[p].items = slices.Delete(items, i, i+1)
 		return
 	}
+	var zero T
+	items[0] = zero
 	x.del(p)
-	if len(x.free) < rbMaxFree && cap(s.items) <= rbMaxFreeCap {
-		x.free = append(x.free, s)
+	if len(x.free) < rbMaxFree && cap(items) <= rbMaxFreeCap {
+		x.free = append(x.free, items[:0])
 	}
 }
 
 // all calls f with every list.
 func (x *rbIndex[T]) all(f func([]T)) {
 	for _, e := range x.ents {
-		if e.s != nil {
-			f(e.s.items)
+		if len(e.items) != 0 {
+			f(e.items)
 		}
 	}
 }

@@ -41,9 +41,10 @@ func BenchmarkDecode(b *testing.B) {
 
 // BenchmarkLoader: the capture's events, decoded beforehand, fed to a
 // Loader (the real side's Rebuilder and tables, and the workload's
-// Collector), then Finish.
+// Collector), then Finish, with its allocations.
 func BenchmarkLoader(b *testing.B) {
 	evs, meta := fixture.Events(b, benchCapture(b))
+	b.ReportAllocs()
 	reqs := 0
 	for b.Loop() {
 		l := NewLoader()

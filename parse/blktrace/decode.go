@@ -287,9 +287,11 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 		}
 		return false, d.failErr(d.off, fmt.Errorf("%w: %d bytes left, record header needs %d", ErrTruncated, d.end-d.pos, hl))
 	}
-	b := d.buf[d.pos:d.end]
-	h := b[pre:]
-	magic := d.u32(h)
+	// The header as an array: its fields are read at constant offsets
+	// with no bounds checks. h is the part both versions share (the v8
+	// header is longer).
+	h := (*[v7HdrLen]byte)(d.buf[d.pos+pre : d.end])
+	magic := d.u32(h[0:4])
 	if magic != magicBase|uint32(d.version) {
 		if magic&magicMask == magicBase {
 			return false, d.fail(d.off, "unsupported blktrace version 0x%02x (stream started with 0x%02x)", byte(magic), d.version)
@@ -305,19 +307,20 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 		pdulen int
 	)
 	if d.version == 8 {
-		pid = d.u32(h[28:])
-		action = d.u64(h[32:])
-		dev = d.u32(h[40:])
-		cpu = d.u32(h[44:])
-		errno = d.u16(h[48:])
-		pdulen = int(d.u16(h[50:]))
+		h8 := (*[v8HdrLen]byte)(d.buf[d.pos+pre : d.end])
+		pid = d.u32(h8[28:32])
+		action = d.u64(h8[32:40])
+		dev = d.u32(h8[40:44])
+		cpu = d.u32(h8[44:48])
+		errno = d.u16(h8[48:50])
+		pdulen = int(d.u16(h8[50:52]))
 	} else {
-		action = uint64(d.u32(h[28:]))
-		pid = d.u32(h[32:])
-		dev = d.u32(h[36:])
-		cpu = d.u32(h[40:])
-		errno = d.u16(h[44:])
-		pdulen = int(d.u16(h[46:]))
+		action = uint64(d.u32(h[28:32]))
+		pid = d.u32(h[32:36])
+		dev = d.u32(h[36:40])
+		cpu = d.u32(h[40:44])
+		errno = d.u16(h[44:46])
+		pdulen = int(d.u16(h[46:48]))
 	}
 	total := hl + pdulen
 	if d.end-d.pos < total && !d.fill(total) {
@@ -326,16 +329,17 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 		}
 		return false, d.failErr(d.off, fmt.Errorf("%w: pdu_len %d, only %d of %d bytes left", ErrTruncated, pdulen, d.end-d.pos, total))
 	}
-	b = d.buf[d.pos : d.pos+total]
-	h = b[pre:]
+	rec := d.buf[d.pos : d.pos+total] // fill may have moved the record
+	h = (*[v7HdrLen]byte)(rec[pre:])
 	recOff := d.off
 	d.recOff = recOff
-	t := d.u64(h[8:])
-	seq := d.u32(h[4:])
+	t := d.u64(h[8:16])
+	seq := d.u32(h[4:8])
 	if d.ftrace {
-		hpid := d.u32(b[0:])
-		hcpu := d.u32(b[4:])
-		hts := d.u64(b[8:])
+		fh := (*[ftraceHdr]byte)(rec)
+		hpid := d.u32(fh[0:4])
+		hcpu := d.u32(fh[4:8])
+		hts := d.u64(fh[8:16])
 		if hpid != pid || hcpu != cpu || hts != t {
 			return false, d.fail(recOff, "ftrace bin header (pid %d, cpu %d, ts %d) does not match its record (pid %d, cpu %d, time %d): not a 6.18-style stream (a 6.19 kernel mis-synthesizes v7 records)", int32(hpid), int32(hcpu), hts, pid, cpu, t)
 		}
@@ -344,7 +348,7 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 	d.off += int64(total)
 	d.records++
 
-	pdu := h[d.hdrLen:]
+	pdu := rec[pre+d.hdrLen:]
 	code := uint8(action)
 	cat := trace.Category(uint32(action>>16)&0xffff | uint32(action>>32)<<16)
 
@@ -394,8 +398,8 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 	}
 	ev.Action = trace.Action(code)
 	ev.Seq = seq
-	ev.Sector = d.u64(h[16:])
-	ev.Bytes = d.u32(h[24:])
+	ev.Sector = d.u64(h[16:24])
+	ev.Bytes = d.u32(h[24:28])
 	ev.Error = int16(errno)
 	switch ev.Action {
 	case trace.ActionUnplugIO, trace.ActionUnplugTimer, trace.ActionZoneUnplug:
