@@ -1148,15 +1148,24 @@ const rqMergeCat = trace.CatQueue | trace.CatFS
 
 // hash enters rq in the merge hashes, lazily: most requests leave the
 // scheduler before any merge lookup, so they are only listed, and entered
-// by syncHash before a lookup.
+// by syncHash before a lookup. A request is listed once until the next
+// syncHash, at the place of its first hash since then: syncHash enters
+// the requests in that order, so a later hash of a listed request (even
+// one reused from the pool since) adds nothing, and toHash holds at most
+// one entry per Request struct however long no lookup comes (under none,
+// whose requests rarely wait, it grew by one entry per request).
 func (e *Engine) hash(rq *Request) {
 	rq.eng.pendingHash = true
-	e.toHash = append(e.toHash, rq)
+	if !rq.eng.listed {
+		rq.eng.listed = true
+		e.toHash = append(e.toHash, rq)
+	}
 }
 
 // syncHash enters the listed requests that still want it.
 func (e *Engine) syncHash() {
 	for i, rq := range e.toHash {
+		rq.eng.listed = false
 		if rq.eng.pendingHash {
 			rq.eng.pendingHash = false
 			e.byEnd[rq.End()] = rq
@@ -1189,9 +1198,9 @@ func (e *Engine) newRequest(r *Record) *Request {
 	if n := len(e.pool); n > 0 {
 		rq = e.pool[n-1]
 		e.pool = e.pool[:n-1]
-		recs := rq.eng.recs[:0]
+		recs, listed := rq.eng.recs[:0], rq.eng.listed
 		*rq = Request{}
-		rq.eng.recs = recs
+		rq.eng.recs, rq.eng.listed = recs, listed
 	} else {
 		rq = &Request{}
 	}
