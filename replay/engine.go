@@ -169,14 +169,16 @@ type Engine struct {
 	sleepD    []int     // each sleeper's shallow depth, fixed when it went to sleep (blk_mq_get_tag retries with data->shallow_depth)
 	sleepHead int
 	byEnd     map[uint64]*Request // held requests by end sector (the elevator hash)
-	byStart   map[uint64]*Request // held requests by start sector
-	toHash    []*Request          // requests to enter in the hashes before the next lookup
-	held      int                 // requests the scheduler holds
-	fq        flushQueue          // the flush machinery (flush.go)
-	bypass    []*Request          // hctx->dispatch: flush requests, served first
-	atHead    []*Request          // data phases inserted at head, for a scheduler without AtHeadInserter
-	timers    map[int]uint64      // pending timer generations
-	kicked    bool
+	// byStart: held requests by start sector, for latter without
+	// Neighbours, its only reader; nil (not kept) with Neighbours.
+	byStart map[uint64]*Request
+	toHash  []*Request     // requests to enter in the hashes before the next lookup
+	held    int            // requests the scheduler holds
+	fq      flushQueue     // the flush machinery (flush.go)
+	bypass  []*Request     // hctx->dispatch: flush requests, served first
+	atHead  []*Request     // data phases inserted at head, for a scheduler without AtHeadInserter
+	timers  map[int]uint64 // pending timer generations
+	kicked  bool
 
 	pool   []*Request
 	nextID uint64
@@ -245,7 +247,6 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 		lockFree: trace.NoTime,
 		procs:    map[uint32]*proc{},
 		byEnd:    map[uint64]*Request{},
-		byStart:  map[uint64]*Request{},
 		timers:   map[int]uint64{},
 		stats:    newStatsBuilder(),
 	}
@@ -293,6 +294,9 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	}
 	e.exit, _ = s.(ProcessExiter)
 	e.nb, _ = s.(Neighbours)
+	if e.nb == nil {
+		e.byStart = map[uint64]*Request{}
+	}
 	e.rqOK, _ = s.(RequestMergeAllower)
 	e.limiter, _ = s.(DepthLimiter)
 	e.cgMerge = true
@@ -1169,7 +1173,9 @@ func (e *Engine) syncHash() {
 		if rq.eng.pendingHash {
 			rq.eng.pendingHash = false
 			e.byEnd[rq.End()] = rq
-			e.byStart[rq.Sector] = rq
+			if e.byStart != nil {
+				e.byStart[rq.Sector] = rq
+			}
 			rq.eng.hashed = true
 		}
 		e.toHash[i] = nil
@@ -1185,7 +1191,7 @@ func (e *Engine) unhash(rq *Request) {
 	if e.byEnd[rq.End()] == rq {
 		delete(e.byEnd, rq.End())
 	}
-	if e.byStart[rq.Sector] == rq {
+	if e.byStart != nil && e.byStart[rq.Sector] == rq {
 		delete(e.byStart, rq.Sector)
 	}
 	rq.eng.hashed = false
