@@ -211,11 +211,10 @@ type Engine struct {
 type proc struct {
 	pid        uint32
 	comm       string
-	total      int       // bios of the process in the workload
-	queue      []*Record // read from the workload, not yet arrived
-	qhead      int
-	scheduled  bool // its head has an arrival pending
-	blocked    bool // a bio of it sleeps for a request
+	total      int      // bios of the process in the workload
+	queue      recQueue // read from the workload, not yet arrived
+	scheduled  bool     // its head has an arrival pending
+	blocked    bool     // a bio of it sleeps for a request
 	lastSubmit trace.Time
 	lastCapQ   trace.Time // captured Queue of its latest arrived bio (Config.Submit)
 	plug       []*Request // plug list
@@ -440,7 +439,7 @@ func (e *Engine) deliver() *proc {
 	if p.timed != nil {
 		p.timed.keep(r, e.timed, e.linked)
 	}
-	p.queue = append(p.queue, r)
+	p.queue.push(r)
 	e.advance()
 	return p
 }
@@ -457,9 +456,9 @@ func (e *Engine) deliverDue() {
 // pull reads the workload ahead until p has a queued record or the
 // workload has no more for it.
 func (e *Engine) pull(p *proc) {
-	for p.qhead >= len(p.queue) && e.peek != nil && e.err == nil {
+	for p.queue.len() == 0 && e.peek != nil && e.err == nil {
 		q := e.deliver()
-		if q != p && !q.scheduled && !q.blocked && q.qhead == len(q.queue)-1 {
+		if q != p && !q.scheduled && !q.blocked && q.queue.len() == 1 {
 			e.ready = append(e.ready, q)
 		}
 	}
@@ -467,23 +466,9 @@ func (e *Engine) pull(p *proc) {
 
 // --- processes ---
 
-func (p *proc) head() *Record {
-	if p.qhead < len(p.queue) {
-		return p.queue[p.qhead]
-	}
-	return nil
-}
+func (p *proc) head() *Record { return p.queue.front() }
 
-func (p *proc) popHead() {
-	p.queue[p.qhead] = nil
-	p.qhead++
-	if p.qhead == len(p.queue) {
-		p.queue, p.qhead = p.queue[:0], 0
-	} else if p.qhead >= 64 && p.qhead*2 >= len(p.queue) {
-		n := copy(p.queue, p.queue[p.qhead:])
-		p.queue, p.qhead = p.queue[:n], 0
-	}
-}
+func (p *proc) popHead() { p.queue.pop() }
 
 // maxDepthGrowth bounds how far back a later bio's DepCount may reach
 // behind an earlier one's (when the process's depth grows): completion
