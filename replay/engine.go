@@ -177,7 +177,7 @@ type Engine struct {
 	fq      flushQueue     // the flush machinery (flush.go)
 	bypass  []*Request     // hctx->dispatch: flush requests, served first
 	atHead  []*Request     // data phases inserted at head, for a scheduler without AtHeadInserter
-	timers  map[int]uint64 // pending timer generations
+	timers  map[int]uint64 // each pending timer's generation: the seq of its evTimer
 	kicked  bool
 
 	pool   []*Request
@@ -358,16 +358,17 @@ func (e *Engine) Run() (Result, error) {
 		case evArrive:
 			e.arrive(ev.rec)
 		case evCPU:
-			e.cpuTurn(uint32(ev.id))
+			e.cpuTurn(uint32(ev.arg))
 		case evComplete:
 			e.complete(ev.rq)
 		case evTimer:
-			if g, ok := e.timers[ev.id]; ok && g == ev.gen {
-				delete(e.timers, ev.id)
-				e.sched.Timer(e.now, ev.id)
+			id := int(ev.arg)
+			if g, ok := e.timers[id]; ok && g == ev.seq {
+				delete(e.timers, id)
+				e.sched.Timer(e.now, id)
 			}
 		case evWBT:
-			e.wbtTimer(ev.gen)
+			e.wbtTimer(ev.arg)
 		}
 		e.dispatch()
 	}
@@ -643,7 +644,7 @@ func (e *Engine) arrive(r *Record) {
 		}
 		if len(e.cpuWait[c]) > 0 || e.cpuFree[c] > e.now {
 			if len(e.cpuWait[c]) == 0 {
-				e.push(simEvent{at: e.cpuFree[c], kind: evCPU, id: int(c)})
+				e.push(simEvent{at: e.cpuFree[c], kind: evCPU, arg: uint64(c)})
 			}
 			e.cpuWait[c] = append(e.cpuWait[c], r)
 			return
@@ -668,7 +669,7 @@ func (e *Engine) cpuTurn(c uint32) {
 	e.cpuWait[c] = q
 	e.cpuFree[c] = e.now + e.cfg.Submit.Target
 	if len(q) > 0 {
-		e.push(simEvent{at: e.cpuFree[c], kind: evCPU, id: int(c)})
+		e.push(simEvent{at: e.cpuFree[c], kind: evCPU, arg: uint64(c)})
 	}
 	e.arriveNow(r)
 }
@@ -1455,10 +1456,8 @@ func (e *Engine) ArmTimer(id int, at trace.Time) {
 	if at < e.now {
 		panic(fmt.Sprintf("replay: (*Engine).ArmTimer: time %v before now %v", at, e.now))
 	}
-	e.seq++
-	gen := e.seq
-	e.timers[id] = gen
-	e.push(simEvent{at: at, kind: evTimer, id: id, gen: gen})
+	e.push(simEvent{at: at, kind: evTimer, arg: uint64(id)})
+	e.timers[id] = e.seq // the event's seq, which push just gave it
 }
 
 // CancelTimer cancels the pending timer id, if any.
