@@ -105,12 +105,15 @@ func (t *Timing) Head() uint64 { return t.head }
 // never before now. The request counts as on the device until Done.
 // Issuing a request already on the device panics.
 func (t *Timing) Issue(now trace.Time, rq *replay.Request) trace.Time {
-	if _, ok := t.inflight[rq]; ok {
+	// One map operation: rq is entered, and was already on the device
+	// when that leaves the count unchanged.
+	others := len(t.inflight)
+	t.inflight[rq] = struct{}{}
+	if len(t.inflight) == others {
 		panic("device: request issued twice")
 	}
-	t.average(now)
-	behind := t.behind(rq) // before rq is on the device
-	t.inflight[rq] = struct{}{}
+	t.average(now, others)
+	behind := t.behind(rq)    // before rq is on the device
 	ahead := float64(t.bytes) // the others' bytes (OpTiming.Ahead)
 	t.bytes += uint64(rq.Bytes)
 	u := t.rng.Float64()
@@ -184,11 +187,14 @@ type largeOnDevice struct {
 // Done tells the device that rq completed at now; a request it does not
 // hold is ignored.
 func (t *Timing) Done(now trace.Time, rq *replay.Request) {
-	if _, ok := t.inflight[rq]; !ok {
+	// One map operation: rq is removed, and was not on the device when
+	// that leaves the count unchanged.
+	was := len(t.inflight)
+	delete(t.inflight, rq)
+	if len(t.inflight) == was {
 		return
 	}
-	t.average(now)
-	delete(t.inflight, rq)
+	t.average(now, was)
 	t.bytes -= uint64(rq.Bytes)
 	for i, l := range t.large {
 		if l.rq == rq {
@@ -206,14 +212,14 @@ func (t *Timing) Done(now trace.Time, rq *replay.Request) {
 	}
 }
 
-// average brings the averaged depths (SaturatedBelow) to now: the count
-// on the device since the last update weighs 1 - exp(-dt/w), w
-// SaturationWindow and saturationCycles of it. Both start at
-// SaturatedBelow, the capture's operating point.
-func (t *Timing) average(now trace.Time) {
+// average brings the averaged depths (SaturatedBelow) to now, with on
+// requests on the device since the last update: that count weighs 1 -
+// exp(-dt/w), w SaturationWindow and saturationCycles of it. Both start
+// at SaturatedBelow, the capture's operating point.
+func (t *Timing) average(now trace.Time, on int) {
 	n := t.m.NonRotational
 	if t.m.Kind == KindNonRotational && n.DepthWindow > 0 {
-		t.depth.advance(int64(now), len(t.inflight), n.DepthWindow)
+		t.depth.advance(int64(now), on, n.DepthWindow)
 	}
 	if t.m.Kind != KindNonRotational || n.SaturatedBelow <= 1 {
 		return
@@ -223,7 +229,7 @@ func (t *Timing) average(now trace.Time) {
 		return
 	}
 	if dt := now - t.avgAt; dt > 0 {
-		k := float64(len(t.inflight))
+		k := float64(on)
 		w := float64(n.SaturationWindow)
 		t.avgK += (k - t.avgK) * (1 - math.Exp(-float64(dt)/w))
 		t.slowK += (k - t.slowK) * (1 - math.Exp(-float64(dt)/(saturationCycles*w)))

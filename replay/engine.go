@@ -169,14 +169,16 @@ type Engine struct {
 	sleepD    []int     // each sleeper's shallow depth, fixed when it went to sleep (blk_mq_get_tag retries with data->shallow_depth)
 	sleepHead int
 	byEnd     map[uint64]*Request // held requests by end sector (the elevator hash)
-	byStart   map[uint64]*Request // held requests by start sector
-	toHash    []*Request          // requests to enter in the hashes before the next lookup
-	held      int                 // requests the scheduler holds
-	fq        flushQueue          // the flush machinery (flush.go)
-	bypass    []*Request          // hctx->dispatch: flush requests, served first
-	atHead    []*Request          // data phases inserted at head, for a scheduler without AtHeadInserter
-	timers    map[int]uint64      // pending timer generations
-	kicked    bool
+	// byStart: held requests by start sector, for latter without
+	// Neighbours, its only reader; nil (not kept) with Neighbours.
+	byStart map[uint64]*Request
+	toHash  []*Request     // requests to enter in the hashes before the next lookup
+	held    int            // requests the scheduler holds
+	fq      flushQueue     // the flush machinery (flush.go)
+	bypass  []*Request     // hctx->dispatch: flush requests, served first
+	atHead  []*Request     // data phases inserted at head, for a scheduler without AtHeadInserter
+	timers  map[int]uint64 // each pending timer's generation: the seq of its evTimer
+	kicked  bool
 
 	pool   []*Request
 	nextID uint64
@@ -209,11 +211,10 @@ type Engine struct {
 type proc struct {
 	pid        uint32
 	comm       string
-	total      int       // bios of the process in the workload
-	queue      []*Record // read from the workload, not yet arrived
-	qhead      int
-	scheduled  bool // its head has an arrival pending
-	blocked    bool // a bio of it sleeps for a request
+	total      int      // bios of the process in the workload
+	queue      recQueue // read from the workload, not yet arrived
+	scheduled  bool     // its head has an arrival pending
+	blocked    bool     // a bio of it sleeps for a request
 	lastSubmit trace.Time
 	lastCapQ   trace.Time // captured Queue of its latest arrived bio (Config.Submit)
 	plug       []*Request // plug list
@@ -245,7 +246,6 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 		lockFree: trace.NoTime,
 		procs:    map[uint32]*proc{},
 		byEnd:    map[uint64]*Request{},
-		byStart:  map[uint64]*Request{},
 		timers:   map[int]uint64{},
 		stats:    newStatsBuilder(),
 	}
@@ -293,6 +293,9 @@ func NewEngine(w *Workload, cfg Config, out func(*trace.Event) error) (*Engine, 
 	}
 	e.exit, _ = s.(ProcessExiter)
 	e.nb, _ = s.(Neighbours)
+	if e.nb == nil {
+		e.byStart = map[uint64]*Request{}
+	}
 	e.rqOK, _ = s.(RequestMergeAllower)
 	e.limiter, _ = s.(DepthLimiter)
 	e.cgMerge = true
@@ -355,16 +358,17 @@ func (e *Engine) Run() (Result, error) {
 		case evArrive:
 			e.arrive(ev.rec)
 		case evCPU:
-			e.cpuTurn(uint32(ev.id))
+			e.cpuTurn(uint32(ev.arg))
 		case evComplete:
 			e.complete(ev.rq)
 		case evTimer:
-			if g, ok := e.timers[ev.id]; ok && g == ev.gen {
-				delete(e.timers, ev.id)
-				e.sched.Timer(e.now, ev.id)
+			id := int(ev.arg)
+			if g, ok := e.timers[id]; ok && g == ev.seq {
+				delete(e.timers, id)
+				e.sched.Timer(e.now, id)
 			}
 		case evWBT:
-			e.wbtTimer(ev.gen)
+			e.wbtTimer(ev.arg)
 		}
 		e.dispatch()
 	}
@@ -436,7 +440,7 @@ func (e *Engine) deliver() *proc {
 	if p.timed != nil {
 		p.timed.keep(r, e.timed, e.linked)
 	}
-	p.queue = append(p.queue, r)
+	p.queue.push(r)
 	e.advance()
 	return p
 }
@@ -453,9 +457,9 @@ func (e *Engine) deliverDue() {
 // pull reads the workload ahead until p has a queued record or the
 // workload has no more for it.
 func (e *Engine) pull(p *proc) {
-	for p.qhead >= len(p.queue) && e.peek != nil && e.err == nil {
+	for p.queue.len() == 0 && e.peek != nil && e.err == nil {
 		q := e.deliver()
-		if q != p && !q.scheduled && !q.blocked && q.qhead == len(q.queue)-1 {
+		if q != p && !q.scheduled && !q.blocked && q.queue.len() == 1 {
 			e.ready = append(e.ready, q)
 		}
 	}
@@ -463,23 +467,9 @@ func (e *Engine) pull(p *proc) {
 
 // --- processes ---
 
-func (p *proc) head() *Record {
-	if p.qhead < len(p.queue) {
-		return p.queue[p.qhead]
-	}
-	return nil
-}
+func (p *proc) head() *Record { return p.queue.front() }
 
-func (p *proc) popHead() {
-	p.queue[p.qhead] = nil
-	p.qhead++
-	if p.qhead == len(p.queue) {
-		p.queue, p.qhead = p.queue[:0], 0
-	} else if p.qhead >= 64 && p.qhead*2 >= len(p.queue) {
-		n := copy(p.queue, p.queue[p.qhead:])
-		p.queue, p.qhead = p.queue[:n], 0
-	}
-}
+func (p *proc) popHead() { p.queue.pop() }
 
 // maxDepthGrowth bounds how far back a later bio's DepCount may reach
 // behind an earlier one's (when the process's depth grows): completion
@@ -654,7 +644,7 @@ func (e *Engine) arrive(r *Record) {
 		}
 		if len(e.cpuWait[c]) > 0 || e.cpuFree[c] > e.now {
 			if len(e.cpuWait[c]) == 0 {
-				e.push(simEvent{at: e.cpuFree[c], kind: evCPU, id: int(c)})
+				e.push(simEvent{at: e.cpuFree[c], kind: evCPU, arg: uint64(c)})
 			}
 			e.cpuWait[c] = append(e.cpuWait[c], r)
 			return
@@ -679,7 +669,7 @@ func (e *Engine) cpuTurn(c uint32) {
 	e.cpuWait[c] = q
 	e.cpuFree[c] = e.now + e.cfg.Submit.Target
 	if len(q) > 0 {
-		e.push(simEvent{at: e.cpuFree[c], kind: evCPU, id: int(c)})
+		e.push(simEvent{at: e.cpuFree[c], kind: evCPU, arg: uint64(c)})
 	}
 	e.arriveNow(r)
 }
@@ -1148,19 +1138,30 @@ const rqMergeCat = trace.CatQueue | trace.CatFS
 
 // hash enters rq in the merge hashes, lazily: most requests leave the
 // scheduler before any merge lookup, so they are only listed, and entered
-// by syncHash before a lookup.
+// by syncHash before a lookup. A request is listed once until the next
+// syncHash, at the place of its first hash since then: syncHash enters
+// the requests in that order, so a later hash of a listed request (even
+// one reused from the pool since) adds nothing, and toHash holds at most
+// one entry per Request struct however long no lookup comes (under none,
+// whose requests rarely wait, it grew by one entry per request).
 func (e *Engine) hash(rq *Request) {
 	rq.eng.pendingHash = true
-	e.toHash = append(e.toHash, rq)
+	if !rq.eng.listed {
+		rq.eng.listed = true
+		e.toHash = append(e.toHash, rq)
+	}
 }
 
 // syncHash enters the listed requests that still want it.
 func (e *Engine) syncHash() {
 	for i, rq := range e.toHash {
+		rq.eng.listed = false
 		if rq.eng.pendingHash {
 			rq.eng.pendingHash = false
 			e.byEnd[rq.End()] = rq
-			e.byStart[rq.Sector] = rq
+			if e.byStart != nil {
+				e.byStart[rq.Sector] = rq
+			}
 			rq.eng.hashed = true
 		}
 		e.toHash[i] = nil
@@ -1176,7 +1177,7 @@ func (e *Engine) unhash(rq *Request) {
 	if e.byEnd[rq.End()] == rq {
 		delete(e.byEnd, rq.End())
 	}
-	if e.byStart[rq.Sector] == rq {
+	if e.byStart != nil && e.byStart[rq.Sector] == rq {
 		delete(e.byStart, rq.Sector)
 	}
 	rq.eng.hashed = false
@@ -1189,9 +1190,9 @@ func (e *Engine) newRequest(r *Record) *Request {
 	if n := len(e.pool); n > 0 {
 		rq = e.pool[n-1]
 		e.pool = e.pool[:n-1]
-		recs := rq.eng.recs[:0]
+		recs, listed := rq.eng.recs[:0], rq.eng.listed
 		*rq = Request{}
-		rq.eng.recs = recs
+		rq.eng.recs, rq.eng.listed = recs, listed
 	} else {
 		rq = &Request{}
 	}
@@ -1455,10 +1456,8 @@ func (e *Engine) ArmTimer(id int, at trace.Time) {
 	if at < e.now {
 		panic(fmt.Sprintf("replay: (*Engine).ArmTimer: time %v before now %v", at, e.now))
 	}
-	e.seq++
-	gen := e.seq
-	e.timers[id] = gen
-	e.push(simEvent{at: at, kind: evTimer, id: id, gen: gen})
+	e.push(simEvent{at: at, kind: evTimer, arg: uint64(id)})
+	e.timers[id] = e.seq // the event's seq, which push just gave it
 }
 
 // CancelTimer cancels the pending timer id, if any.

@@ -6,7 +6,8 @@ type engineState struct {
 	held        bool      // inserted into the scheduler and not yet dispatched
 	plugged     bool      // on its process's plug list
 	hashed      bool      // in the engine's merge hashes (byEnd, byStart)
-	pendingHash bool      // listed to enter the merge hashes
+	pendingHash bool      // to be entered in the merge hashes by the next syncHash
+	listed      bool      // in Engine.toHash; kept when the struct is reused from the pool, as its entry is
 	gone        bool      // merged into another request or completed; back in the pool
 	schedSaw    bool      // the scheduler was given it (Insert or InsertAtHead)
 	flushSeq    bool      // in the flush machinery's sequence (RQF_FLUSH_SEQ): never merged

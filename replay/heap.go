@@ -14,15 +14,17 @@ const (
 	evWBT                    // the writeback throttle's stat window ends (wbt.go): gen is its generation
 )
 
-// simEvent is one entry of the engine's event queue.
+// simEvent is one entry of the engine's event queue (48 bytes: the heap
+// moves it whole).
 type simEvent struct {
-	at   trace.Time
-	seq  uint64 // insertion order: breaks ties between equal times
+	at  trace.Time
+	seq uint64 // insertion order: breaks ties between equal times; an evTimer's is its arming's generation (Engine.timers)
+	rec *Record
+	rq  *Request
+	// arg: evTimer, the scheduler's timer id; evCPU, the CPU; evWBT, the
+	// writeback throttle's window generation.
+	arg  uint64
 	kind evKind
-	rec  *Record
-	rq   *Request
-	id   int    // evTimer: the scheduler's timer id; evCPU: the CPU
-	gen  uint64 // evTimer: arming generation; stale entries are skipped
 }
 
 // eventQueue is a binary min-heap of simulation events ordered by (at,

@@ -20,7 +20,7 @@ func TestEventQueueOrder(t *testing.T) {
 	for step := 0; step < 200_000; step++ {
 		if len(pending) == 0 || rng.IntN(3) > 0 {
 			seq++
-			ev := simEvent{at: now + trace.Time(rng.IntN(50)), seq: seq, id: int(seq)}
+			ev := simEvent{at: now + trace.Time(rng.IntN(50)), seq: seq, arg: seq}
 			q.push(ev)
 			pending = append(pending, ev)
 			continue

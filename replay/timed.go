@@ -199,7 +199,7 @@ func (e *Engine) nextCycle(p *proc) bool {
 		if need := base + int64(i) + 1 - t.depth; need > 0 {
 			c.DepCount = need
 		}
-		p.queue = append(p.queue, c)
+		p.queue.push(c)
 	}
 	p.total += n
 	return true
@@ -214,12 +214,7 @@ func (e *Engine) stopTimed(p *proc, r *Record, at trace.Time) bool {
 		return false
 	}
 	t.stopped = true
-	dropped := len(p.queue) - p.qhead
-	for i := p.qhead; i < len(p.queue); i++ {
-		p.queue[i] = nil
-	}
-	p.queue, p.qhead = p.queue[:0], 0
-	p.total -= dropped
+	p.total -= p.queue.clear()
 	if len(p.plug) > 0 {
 		e.flushPlug(p, true)
 	}

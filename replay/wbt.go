@@ -287,7 +287,7 @@ func (e *Engine) wbtArm() {
 	w.reads, w.writes, w.readMin = 0, 0, 0
 	w.timerArmed = true
 	w.gen++
-	e.push(simEvent{at: e.now + w.curWin, kind: evWBT, gen: w.gen})
+	e.push(simEvent{at: e.now + w.curWin, kind: evWBT, arg: w.gen})
 }
 
 // wbtTimer is wb_timer_fn at the end of a window.

@@ -533,14 +533,17 @@ func (s *Scheduler) logStart(q *queue, head string) []byte {
 	return append(b, head...)
 }
 
-// logEmit sends a message built from logStart.
+// logEmit sends a message built from logStart, as q.lastLog.
 func (s *Scheduler) logEmit(q *queue, b []byte) {
 	s.logBuf = b
+	if string(b) != q.lastLog {
+		q.lastLog = string(b)
+	}
 	pid := q.lastPID
 	if q.pid > 0 {
 		pid = uint32(q.pid)
 	}
-	s.h.Log(s.now, pid, q.g.cgroupID(), string(b))
+	s.h.Log(s.now, pid, q.g.cgroupID(), q.lastLog)
 }
 
 // logMayBudgetTimeout logs "may_budget_timeout: wait_request %d left %d

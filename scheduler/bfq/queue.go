@@ -84,6 +84,10 @@ type queue struct {
 
 	nameStr string // name() cached for namePid
 	namePid int32
+	// lastLog is the message logEmit sent for the queue last: a message
+	// equal to it is sent as that string, not a new one (most messages
+	// repeat their queue's previous one: "may_budget_timeout" per request).
+	lastLog string
 }
 
 // rqState is BFQ's per-request state (rq->elv.priv), kept in Request.Sched.

@@ -223,6 +223,7 @@ type queue struct {
 	newQ                                                *queue
 	pTree                                               *prioTree
 	dispMsg                                             [2]string // cached "dispatched a request" lines, by N flag
+	lastLog                                             string    // the line emit sent for the queue last (Scheduler.lastLog)
 
 	// flags (CFQ_CFQQ_FLAG_*)
 	waitRequest, mustDispatch, fifoExpire, idleWindow, sliceNew, coop, splitCoop, deep, waitBusy bool
@@ -316,6 +317,10 @@ type Scheduler struct {
 	serial uint64    // queues created
 	buf    []byte    // log line being built
 	freeRQ []*rqData // recycled per-request state
+	// lastLog is the line emit sent last for no queue (a queue's is
+	// queue.lastLog): a line equal to it is sent as that string, not a
+	// new one (most lines repeat: "arm_idle: 8000000 group_idle: 0").
+	lastLog string
 }
 
 // New returns a CFQ model for the queue h describes, with the options o.
@@ -553,10 +558,15 @@ func (s *Scheduler) emit(now int64, q *queue, b []byte) {
 	}
 	var pid uint32
 	var cg uint64
+	last := &s.lastLog
 	if q != nil {
 		pid, cg = q.pid, q.g.id
+		last = &q.lastLog
 	}
-	s.h.Log(trace.Time(now), pid, cg, string(b))
+	if string(b) != *last {
+		*last = string(b)
+	}
+	s.h.Log(trace.Time(now), pid, cg, *last)
 }
 
 // logf formats with fmt; callers on hot paths guard it with s.logOn so
