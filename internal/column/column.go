@@ -129,6 +129,60 @@ func (c *Uints) At(i int) uint64 {
 	return b.base + v
 }
 
+// Values writes the values at positions from, from+1, ... into dst, as
+// many as dst holds and the column has, and returns them (dst[:n]). A pass
+// over the column in chunks of Values decodes each block's values in one
+// tight loop: a fraction of an At's cost a value.
+func (c *Uints) Values(from int, dst []uint64) []uint64 { return values(c, from, 0, dst) }
+
+// Values is Uints.Values for times.
+func (c *Times) Values(from int, dst []int64) []int64 { return values(&c.u, from, 1<<63, dst) }
+
+// values is Values with each coded value XORed with flip (Times' sign
+// flip).
+func values[T uint64 | int64](c *Uints, from int, flip uint64, dst []T) []T {
+	n := max(min(len(dst), c.Len()-from), 0)
+	dst = dst[:n]
+	for o := 0; o < n; {
+		i := from + o
+		if i >= c.n { // the staging values past the coded blocks
+			for j, v := range c.open[i-c.n : i-c.n+n-o] {
+				dst[o+j] = T(v ^ flip)
+			}
+			break
+		}
+		b := &c.blocks[i>>blockBits]
+		j0 := i & blockMask
+		j1 := min(int(b.n), j0+n-o)
+		out := dst[o : o+j1-j0]
+		switch {
+		case b.width == 0:
+			v := T(b.base ^ flip) // all equal; an all-zeros block has base 0
+			for j := range out {
+				out[j] = v
+			}
+		case b.null:
+			w, base, mask := int(b.width), b.base, b.mask
+			d := b.data[j0*w : cap(b.data)]
+			for j := range out {
+				v := binary.LittleEndian.Uint64(d[j*w:j*w+8]) & mask
+				if v != 0 {
+					v += base
+				}
+				out[j] = T(v ^ flip)
+			}
+		default:
+			w, base, mask := int(b.width), b.base, b.mask
+			d := b.data[j0*w : cap(b.data)]
+			for j := range out {
+				out[j] = T((base + binary.LittleEndian.Uint64(d[j*w:j*w+8])&mask) ^ flip)
+			}
+		}
+		o += j1 - j0
+	}
+	return dst
+}
+
 // arenaMin and arenaMax bound the size of the byte arenas blocks are
 // allocated from: they double from arenaMin, so a short column holds
 // little.
@@ -156,15 +210,81 @@ func (c *Uints) alloc(n int) []byte {
 	return c.arena[start : start+n : cap(c.arena)]
 }
 
-// Permuted returns a new sealed column whose value j is c's value
-// perm[j].
-func (c *Uints) Permuted(perm []int32) Uints {
+// A Permutation reorders columns of one length: value j of a permuted
+// column is the original's value at Index[j] (a subset of the positions
+// when some are dropped).
+type Permutation struct {
+	index []int32
+	// decode: reading the original's values at index in turn through a
+	// cache of two decoded blocks (permCache) decodes at most one block
+	// per decodeValues values; else they are read one by one with At.
+	decode bool
+}
+
+// decodeValues: a Permutation reads through a block cache when it decodes
+// at most one block per this many values it reads (a block's decoding
+// costs about as much as this many At).
+const decodeValues = blockLen / 4
+
+// NewPermutation returns the Permutation by index. A trace's bios sorted
+// by process (each process's in the order they came: a few ascending
+// sweeps through the blocks) and its requests sorted by ID from their
+// completion order (each a few places off) take the block cache.
+func NewPermutation(index []int32) Permutation {
+	var pc permCache
+	decodes := 0
+	for _, i := range index {
+		if pc.slot(int(i)) {
+			decodes++
+		}
+	}
+	return Permutation{index: index, decode: decodes*decodeValues <= len(index)}
+}
+
+// Len returns the number of values of a permuted column.
+func (p Permutation) Len() int { return len(p.index) }
+
+// permCache is two decoded blocks of a column, block k in slot k&1.
+type permCache struct {
+	block [2]int // the block in each slot, +1 (0: empty)
+	vals  [2][]uint64
+}
+
+// slot makes position i's block the one in its slot and reports whether
+// it had to be loaded.
+func (pc *permCache) slot(i int) bool {
+	k := i >> blockBits
+	if pc.block[k&1] == k+1 {
+		return false
+	}
+	pc.block[k&1] = k + 1
+	return true
+}
+
+// Permuted returns a new sealed column whose value j is c's value at
+// p's index j.
+func (c *Uints) Permuted(p Permutation) Uints {
+	perm := p.index
 	out := Uints{n: len(perm)}
 	vals := make([]uint64, blockLen)
+	var pc permCache
+	if p.decode {
+		pc.vals = [2][]uint64{make([]uint64, blockLen), make([]uint64, blockLen)}
+	}
 	for len(perm) > 0 {
 		k := min(len(perm), blockLen)
-		for j, i := range perm[:k] {
-			vals[j] = c.At(int(i))
+		if p.decode {
+			for j, i := range perm[:k] {
+				b := int(i) >> blockBits
+				if pc.slot(int(i)) {
+					pc.vals[b&1] = c.Values(b<<blockBits, pc.vals[b&1][:blockLen])
+				}
+				vals[j] = pc.vals[b&1][int(i)&blockMask]
+			}
+		} else {
+			for j, i := range perm[:k] {
+				vals[j] = c.At(int(i))
+			}
 		}
 		out.blocks = append(out.blocks, out.code(vals[:k]))
 		perm = perm[k:]
@@ -185,6 +305,9 @@ func (c *Uints) Bytes() int {
 
 // code codes vals (1..blockLen values) into a block.
 func (c *Uints) code(vals []uint64) block {
+	if allEqual(vals) { // many a column's blocks: no bytes, one compare a value
+		return block{base: vals[0], n: uint16(len(vals)), data: c.alloc(0)}
+	}
 	// Branch-free reductions: the least value (0 when there are zeros),
 	// the least value less one (a zero wraps to the top, so this is the
 	// least nonzero value less one), and the greatest (0: all zeros).
@@ -243,6 +366,18 @@ func (c *Uints) code(vals []uint64) block {
 	return b
 }
 
+// allEqual reports whether every value of vals (at least one) is the
+// first.
+func allEqual(vals []uint64) bool {
+	v0 := vals[0]
+	for _, v := range vals {
+		if v != v0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Times is a column of signed 64-bit values (times in ns, where
 // math.MinInt64 is the "not observed" mark, so it codes as the zero kept
 // apart).
@@ -261,7 +396,7 @@ func (c *Times) At(i int) int64 { return int64(c.u.At(i) ^ 1<<63) }
 func (c *Times) Seal() { c.u.Seal() }
 
 // Permuted is Uints.Permuted.
-func (c *Times) Permuted(perm []int32) Times { return Times{c.u.Permuted(perm)} }
+func (c *Times) Permuted(p Permutation) Times { return Times{c.u.Permuted(p)} }
 
 // Bytes is Uints.Bytes.
 func (c *Times) Bytes() int { return c.u.Bytes() }
