@@ -286,3 +286,14 @@ func TestOutputDeterministic(t *testing.T) {
 		t.Errorf("different traces scored tau %v", r1.DispatchOrder.KendallTau)
 	}
 }
+
+// ttime_samples settles at samplesSettled from a new queue's 0, and stays.
+func TestSamplesSettled(t *testing.T) {
+	samples := uint64(0)
+	for range 64 {
+		samples = (7*samples + 256) / 8
+	}
+	if samples != samplesSettled || (7*samples+256)/8 != samples {
+		t.Errorf("samples settle at %d, want %d", samples, samplesSettled)
+	}
+}

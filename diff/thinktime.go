@@ -139,6 +139,10 @@ const (
 	ttCompleteLate = 3
 )
 
+// samplesSettled is where ttime_samples settles from a new queue's 0:
+// (7*249 + 256)/8 = 249.
+const samplesSettled = 249
+
 // computeThink replays each sync queue's life (its events sorted once per
 // Side by sidePrep.prepThink) under opts.
 func computeThink(s *Side, opts Options) thinkSide {
@@ -208,7 +212,11 @@ func computeThink(s *Side, opts Options) thinkSide {
 					el = min(el, 2*slice)
 					samples = (7*samples + 256) / 8
 					total = (7*total + 256*el) / 8
-					mean = (total + 128) / samples
+					if samples == samplesSettled {
+						mean = (total + 128) / samplesSettled // by a constant: a multiplication
+					} else {
+						mean = (total + 128) / samples
+					}
 				}
 				short = opts.IdleOff || !(samples > 80 && mean > thr)
 				all = append(all, ThinkPoint{Time: t, Mean: time.Duration(mean), Samples: uint32(samples), Short: short})
