@@ -88,12 +88,11 @@ func (t *bioTable) seal() {
 
 // permute reorders every column by perm (new position j holds old perm[j]).
 func (t *bioTable) permute(perm []int32) {
-	p := column.NewPermutation(perm)
 	for _, c := range []*column.Uints{&t.pid, &t.index, &t.dev, &t.sector, &t.bytes, &t.cat, &t.cgroup, &t.request, &t.merge} {
-		*c = c.Permuted(p)
+		*c = c.Permuted(perm)
 	}
 	for _, c := range []*column.Times{&t.queue, &t.issue, &t.done} {
-		*c = c.Permuted(p)
+		*c = c.Permuted(perm)
 	}
 	t.n = len(perm)
 }
@@ -173,12 +172,11 @@ func (t *reqTable) permute(perm []int32) {
 	}
 	id.Seal()
 	t.id = id
-	p := column.NewPermutation(perm)
 	for _, c := range t.uints()[1:] {
-		*c = c.Permuted(p)
+		*c = c.Permuted(perm)
 	}
 	for _, c := range t.times() {
-		*c = c.Permuted(p)
+		*c = c.Permuted(perm)
 	}
 	t.n = len(perm)
 }

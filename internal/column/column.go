@@ -210,81 +210,15 @@ func (c *Uints) alloc(n int) []byte {
 	return c.arena[start : start+n : cap(c.arena)]
 }
 
-// A Permutation reorders columns of one length: value j of a permuted
-// column is the original's value at Index[j] (a subset of the positions
-// when some are dropped).
-type Permutation struct {
-	index []int32
-	// decode: reading the original's values at index in turn through a
-	// cache of two decoded blocks (permCache) decodes at most one block
-	// per decodeValues values; else they are read one by one with At.
-	decode bool
-}
-
-// decodeValues: a Permutation reads through a block cache when it decodes
-// at most one block per this many values it reads (a block's decoding
-// costs about as much as this many At).
-const decodeValues = blockLen / 4
-
-// NewPermutation returns the Permutation by index. A trace's bios sorted
-// by process (each process's in the order they came: a few ascending
-// sweeps through the blocks) and its requests sorted by ID from their
-// completion order (each a few places off) take the block cache.
-func NewPermutation(index []int32) Permutation {
-	var pc permCache
-	decodes := 0
-	for _, i := range index {
-		if pc.slot(int(i)) {
-			decodes++
-		}
-	}
-	return Permutation{index: index, decode: decodes*decodeValues <= len(index)}
-}
-
-// Len returns the number of values of a permuted column.
-func (p Permutation) Len() int { return len(p.index) }
-
-// permCache is two decoded blocks of a column, block k in slot k&1.
-type permCache struct {
-	block [2]int // the block in each slot, +1 (0: empty)
-	vals  [2][]uint64
-}
-
-// slot makes position i's block the one in its slot and reports whether
-// it had to be loaded.
-func (pc *permCache) slot(i int) bool {
-	k := i >> blockBits
-	if pc.block[k&1] == k+1 {
-		return false
-	}
-	pc.block[k&1] = k + 1
-	return true
-}
-
-// Permuted returns a new sealed column whose value j is c's value at
-// p's index j.
-func (c *Uints) Permuted(p Permutation) Uints {
-	perm := p.index
+// Permuted returns a new sealed column whose value j is c's value
+// perm[j].
+func (c *Uints) Permuted(perm []int32) Uints {
 	out := Uints{n: len(perm)}
 	vals := make([]uint64, blockLen)
-	var pc permCache
-	if p.decode {
-		pc.vals = [2][]uint64{make([]uint64, blockLen), make([]uint64, blockLen)}
-	}
 	for len(perm) > 0 {
 		k := min(len(perm), blockLen)
-		if p.decode {
-			for j, i := range perm[:k] {
-				b := int(i) >> blockBits
-				if pc.slot(int(i)) {
-					pc.vals[b&1] = c.Values(b<<blockBits, pc.vals[b&1][:blockLen])
-				}
-				vals[j] = pc.vals[b&1][int(i)&blockMask]
-			}
-		} else {
-			for j, i := range perm[:k] {
-				vals[j] = c.At(int(i))
-			}
+		for j, i := range perm[:k] {
+			vals[j] = c.At(int(i))
 		}
 		out.blocks = append(out.blocks, out.code(vals[:k]))
 		perm = perm[k:]
@@ -396,7 +330,7 @@ func (c *Times) At(i int) int64 { return int64(c.u.At(i) ^ 1<<63) }
 func (c *Times) Seal() { c.u.Seal() }
 
 // Permuted is Uints.Permuted.
-func (c *Times) Permuted(p Permutation) Times { return Times{c.u.Permuted(p)} }
+func (c *Times) Permuted(perm []int32) Times { return Times{c.u.Permuted(perm)} }
 
 // Bytes is Uints.Bytes.
 func (c *Times) Bytes() int { return c.u.Bytes() }
