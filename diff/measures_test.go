@@ -297,3 +297,18 @@ func TestSamplesSettled(t *testing.T) {
 		t.Errorf("samples settle at %d, want %d", samples, samplesSettled)
 	}
 }
+
+// The think-time preparation counts the insertion events it lays out.
+func TestPrepInserts(t *testing.T) {
+	s := synthSide(20_000, 5, 4)
+	p := s.prepared()
+	n := 0
+	for _, e := range p.ev {
+		if _, kind, _ := p.event(s, e); kind == ttInsert {
+			n++
+		}
+	}
+	if n == 0 || p.inserts != n {
+		t.Errorf("inserts %d, want the %d insertion events", p.inserts, n)
+	}
+}

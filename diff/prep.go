@@ -31,6 +31,7 @@ type sidePrep struct {
 	firstQ  []trace.Time
 	off     []int
 	ev      []uint64
+	inserts int  // the insertion events (ttInsert) in ev
 	packed  bool // ev holds ((t-tlo)<<2 | kind) << idxBits | request, else request<<2 | kind
 	tlo     trace.Time
 	idxBits uint
@@ -511,6 +512,7 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 			rq[i] = k
 			counts[k]++
 			counts3[3*k]++
+			p.inserts++
 			if !qt.Valid() {
 				qt = ins
 			}

@@ -157,13 +157,7 @@ func computeThink(s *Side, opts Options) thinkSide {
 		thr = slice
 	}
 	// One allocation for every queue's series (one point per insertion).
-	inserts := 0
-	for _, e := range p.ev {
-		if _, kind, _ := p.event(s, e); kind == ttInsert {
-			inserts++
-		}
-	}
-	all := make([]ThinkPoint, 0, inserts)
+	all := make([]ThinkPoint, 0, p.inserts)
 	service := inService(s)
 	for k := range p.queues {
 		ev := p.ev[p.off[k]:p.off[k+1]]
