@@ -23,7 +23,7 @@ type Message struct {
 //
 // The bios and requests are kept compactly, column by column (see
 // store.go), and read with NumBios, BioAt, NumRequests and RequestAt, or
-// in one pass with Bios and Requests.
+// in one pass with Requests.
 // After Finish, bios are in (PID, Index) order, requests in ID order, and
 // Messages by Time (stable, so same-time messages keep their trace order).
 // A Side is read-only once finished; Compare does not modify it.

@@ -132,7 +132,7 @@ func (c *Uints) At(i int) uint64 {
 // Values writes the values at positions from, from+1, ... into dst, as
 // many as dst holds and the column has, and returns them (dst[:n]). A pass
 // over the column in chunks of Values decodes each block's values in one
-// tight loop: a fraction of an At's cost a value.
+// tight loop: about half an At's cost a value.
 func (c *Uints) Values(from int, dst []uint64) []uint64 { return values(c, from, 0, dst) }
 
 // Values is Uints.Values for times.
