@@ -1,6 +1,9 @@
 package diff
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -90,4 +93,76 @@ func BenchmarkFinish1M(b *testing.B) {
 		}
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// BenchmarkRequestPass reads every request of a Side of 1 M requests, as
+// the calibration and the device coverage read a side: one RequestAt per
+// request against the Requests pass (each column decoded a block at a
+// time).
+func BenchmarkRequestPass(b *testing.B) {
+	s := synthSide(1_333_334, 16, 1)
+	for _, c := range []struct {
+		name string
+		pass func(s *Side) uint64
+	}{
+		{"RequestAt", func(s *Side) uint64 {
+			var sum uint64
+			for i := range s.NumRequests() {
+				r := s.RequestAt(i)
+				sum += uint64(r.Complete - r.Issue)
+			}
+			return sum
+		}},
+		{"Requests", func(s *Side) uint64 {
+			var sum uint64
+			for _, r := range s.Requests() {
+				sum += uint64(r.Complete - r.Issue)
+			}
+			return sum
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				if c.pass(s) == 0 {
+					b.Fatal("no service time")
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// BenchmarkTables1M builds a Side's tables as the Rebuilder hands a trace
+// of 1.33 M bios and 1 M requests over (bios and requests in completion
+// order, through addBio and takeRequest) and finishes it, for 2 and 16
+// processes (the bios' sort by process is then 2 or 16 sweeps through the
+// tables' blocks). cpu-s/op is the process CPU time.
+func BenchmarkTables1M(b *testing.B) {
+	for _, procs := range []int{2, 16} {
+		bios, reqs := synth(1_333_334, procs, 1)
+		sortByDone(reqs)
+		slices.SortStableFunc(bios, func(a, b trace.Bio) int { return cmp.Compare(a.Done, b.Done) })
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			b.ReportAllocs()
+			var cpu time.Duration
+			for b.Loop() {
+				c0 := cpuTime()
+				s := &Side{}
+				for i := range bios {
+					s.addBio(&bios[i])
+				}
+				for i := range reqs {
+					s.takeRequest(&reqs[i])
+				}
+				s.flushHeld()
+				s.finish()
+				cpu += cpuTime() - c0
+				if s.NumRequests() != len(reqs) || s.NumBios() != len(bios) {
+					b.Fatal("lost requests or bios")
+				}
+			}
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
 }

@@ -286,3 +286,29 @@ func TestOutputDeterministic(t *testing.T) {
 		t.Errorf("different traces scored tau %v", r1.DispatchOrder.KendallTau)
 	}
 }
+
+// ttime_samples settles at samplesSettled from a new queue's 0, and stays.
+func TestSamplesSettled(t *testing.T) {
+	samples := uint64(0)
+	for range 64 {
+		samples = (7*samples + 256) / 8
+	}
+	if samples != samplesSettled || (7*samples+256)/8 != samples {
+		t.Errorf("samples settle at %d, want %d", samples, samplesSettled)
+	}
+}
+
+// The think-time preparation counts the insertion events it lays out.
+func TestPrepInserts(t *testing.T) {
+	s := synthSide(20_000, 5, 4)
+	p := s.prepared()
+	n := 0
+	for _, e := range p.ev {
+		if _, kind, _ := p.event(s, e); kind == ttInsert {
+			n++
+		}
+	}
+	if n == 0 || p.inserts != n {
+		t.Errorf("inserts %d, want the %d insertion events", p.inserts, n)
+	}
+}

@@ -31,6 +31,7 @@ type sidePrep struct {
 	firstQ  []trace.Time
 	off     []int
 	ev      []uint64
+	inserts int  // the insertion events (ttInsert) in ev
 	packed  bool // ev holds ((t-tlo)<<2 | kind) << idxBits | request, else request<<2 | kind
 	tlo     trace.Time
 	idxBits uint
@@ -289,13 +290,17 @@ func issueOrder(s *Side, scratch []uint64) []int32 {
 	lo, hi := trace.NoTime, trace.NoTime
 	m := 0
 	n := s.NumBios()
-	for i := range n {
-		if t := s.bioIssue(i); t.Valid() {
-			if m == 0 {
-				lo, hi = t, t
+	var ib [chunk]int64
+	var pb [chunk]uint64
+	for from := 0; from < n; from += chunk {
+		for _, v := range s.bios.issue.Values(from, ib[:]) {
+			if t := trace.Time(v); t.Valid() {
+				if m == 0 {
+					lo, hi = t, t
+				}
+				lo, hi = min(lo, t), max(hi, t)
+				m++
 			}
-			lo, hi = min(lo, t), max(hi, t)
-			m++
 		}
 	}
 	out := make([]int32, 0, m)
@@ -308,12 +313,36 @@ func issueOrder(s *Side, scratch []uint64) []int32 {
 		if len(scratch) < 2*m {
 			ks, buf = make([]uint64, 0, m), nil
 		}
-		for i := range n {
-			if t := s.bioIssue(i); t.Valid() {
-				ks = append(ks, uint64(t-lo)<<idxBits|uint64(i))
+		// The bios are in (PID, Index) order, and a process's are issued
+		// nearly in index order: each process's run of ks is sorted
+		// (radixU64 takes a nearly sorted one in one pass), then the runs
+		// are merged. The keys are unique (the index is in them), so that
+		// is the one sorted order.
+		runs := []int{0} // where each process's keys start in ks
+		lastPID := uint64(0)
+		for from := 0; from < n; from += chunk {
+			issues, pids := s.bios.issue.Values(from, ib[:]), s.bios.pid.Values(from, pb[:])
+			for j, v := range issues {
+				if t := trace.Time(v); t.Valid() {
+					if p := pids[j]; p != lastPID {
+						if len(ks) > 0 {
+							runs = append(runs, len(ks))
+						}
+						lastPID = p
+					}
+					ks = append(ks, uint64(t-lo)<<idxBits|uint64(from+j))
+				}
 			}
 		}
-		radixU64(ks, uint(idxBits), buf)
+		runs = append(runs, len(ks))
+		if len(runs)-1 <= maxMergedRuns {
+			for k := 0; k+1 < len(runs); k++ {
+				radixU64(ks[runs[k]:runs[k+1]], uint(idxBits), buf)
+			}
+			mergeRuns(ks, runs, buf)
+		} else {
+			radixU64(ks, uint(idxBits), buf)
+		}
 		mask := uint64(1)<<idxBits - 1
 		for _, k := range ks {
 			out = append(out, int32(k&mask))
@@ -340,16 +369,20 @@ func latencies(s *Side, scratch []uint64) (q2c, d2c []float64) {
 		scratch = make([]uint64, 3*n)
 	}
 	q, d, buf := scratch[:0:n], scratch[n:n:2*n], scratch[2*n:3*n]
-	for i := range n {
-		c := s.reqComplete(i)
-		if !c.Valid() {
-			continue
-		}
-		if qt := s.reqQueue(i); qt.Valid() && c >= qt {
-			q = append(q, uint64(c-qt))
-		}
-		if it := s.reqIssue(i); it.Valid() && c >= it {
-			d = append(d, uint64(c-it))
+	var qb, ib, cb [chunk]int64
+	for from := 0; from < n; from += chunk {
+		qs, is, cs := s.reqs.queue.Values(from, qb[:]), s.reqs.issue.Values(from, ib[:]), s.reqs.complete.Values(from, cb[:])
+		for j := range cs {
+			c := trace.Time(cs[j])
+			if !c.Valid() {
+				continue
+			}
+			if qt := trace.Time(qs[j]); qt.Valid() && c >= qt {
+				q = append(q, uint64(c-qt))
+			}
+			if it := trace.Time(is[j]); it.Valid() && c >= it {
+				d = append(d, uint64(c-it))
+			}
 		}
 	}
 	conv := func(k []uint64) []float64 {
@@ -408,11 +441,17 @@ func (p *sidePrep) thinkAtHead(s *Side, i int) bool {
 // its own issue there, not, as other completions, every event of its
 // instant.
 func (s *Side) completeKind(i int) uint64 {
-	start := s.reqIssue(i)
+	return completeKind(s.thinkInsert(i), s.reqIssue(i), s.reqComplete(i))
+}
+
+// completeKind is Side.completeKind for a request with think-time
+// insertion ins, issue and completion times.
+func completeKind(ins, issue, complete trace.Time) uint64 {
+	start := issue
 	if !start.Valid() {
-		start = s.thinkInsert(i)
+		start = ins
 	}
-	if s.reqComplete(i) == start {
+	if complete == start {
 		return ttCompleteLate
 	}
 	return ttComplete
@@ -427,55 +466,68 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 	rq := make([]int32, nr)
 	tlo, thi := trace.Time(math.MaxInt64), trace.Time(math.MinInt64)
 	lastPID, lastK := uint32(0), int32(-1)
-	for i := range nr {
-		rq[i] = -1
-		ins := s.thinkInsert(i)
-		cat := s.reqCat(i)
-		if cat&trace.CatFlush != 0 && s.reqs.bytes.At(i) == 0 {
-			// An empty PREFLUSH never reaches the scheduler: the flush
-			// machinery's own flushes, and a blkdev_issue_flush (its
-			// request ends in the flush state machine, RQ_BFQQ unset).
-			if s.reqFlags(i)&trace.FlagNoQueue != 0 {
-				p.writeBack = true
+	// The request columns, a chunk at a time.
+	t := &s.reqs
+	var qb, ib, db, cb [chunk]int64
+	var catb, bb, fb, pb [chunk]uint64
+	for from := 0; from < nr; from += chunk {
+		queue, insert, issue, complete := t.queue.Values(from, qb[:]), t.insert.Values(from, ib[:]), t.issue.Values(from, db[:]), t.complete.Values(from, cb[:])
+		cats, bytes, flagv, pids := t.cat.Values(from, catb[:]), t.bytes.Values(from, bb[:]), t.flags.Values(from, fb[:]), t.pid.Values(from, pb[:])
+		for j := range queue {
+			i := from + j
+			rq[i] = -1
+			qt, ins := trace.Time(queue[j]), trace.Time(insert[j])
+			if !ins.Valid() { // thinkInsert
+				ins = qt
 			}
-			continue
-		}
-		if !isSync(cat) || s.reqFlags(i)&trace.FlagMergedAway != 0 || !ins.Valid() {
-			continue
-		}
-		pid := s.reqPID(i)
-		k := lastK
-		if k < 0 || pid != lastPID {
-			var ok bool
-			k, ok = qIndex[pid]
-			if !ok {
-				k = int32(len(p.queues))
-				qIndex[pid] = k
-				p.queues = append(p.queues, pid)
-				counts = append(counts, 0)
-				counts3 = append(counts3, 0, 0, 0)
-				p.firstQ = append(p.firstQ, ins)
+			cat := s.cats.vals[cats[j]]
+			flags := trace.RequestFlags(flagv[j])
+			if cat&trace.CatFlush != 0 && bytes[j] == 0 {
+				// An empty PREFLUSH never reaches the scheduler: the flush
+				// machinery's own flushes, and a blkdev_issue_flush (its
+				// request ends in the flush state machine, RQ_BFQQ unset).
+				if flags&trace.FlagNoQueue != 0 {
+					p.writeBack = true
+				}
+				continue
 			}
-			lastPID, lastK = pid, k
-		}
-		rq[i] = k
-		counts[k]++
-		counts3[3*k]++
-		qt := s.reqQueue(i)
-		if !qt.Valid() {
-			qt = ins
-		}
-		p.firstQ[k] = min(p.firstQ[k], qt)
-		tlo, thi = min(tlo, ins), max(thi, ins)
-		if t := s.reqIssue(i); t.Valid() {
+			if !isSync(cat) || flags&trace.FlagMergedAway != 0 || !ins.Valid() {
+				continue
+			}
+			pid := uint32(pids[j])
+			k := lastK
+			if k < 0 || pid != lastPID {
+				var ok bool
+				k, ok = qIndex[pid]
+				if !ok {
+					k = int32(len(p.queues))
+					qIndex[pid] = k
+					p.queues = append(p.queues, pid)
+					counts = append(counts, 0)
+					counts3 = append(counts3, 0, 0, 0)
+					p.firstQ = append(p.firstQ, ins)
+				}
+				lastPID, lastK = pid, k
+			}
+			rq[i] = k
 			counts[k]++
-			counts3[3*k+1]++
-			tlo, thi = min(tlo, t), max(thi, t)
-		}
-		if t := s.reqComplete(i); t.Valid() {
-			counts[k]++
-			counts3[3*k+2]++
-			tlo, thi = min(tlo, t), max(thi, t)
+			counts3[3*k]++
+			p.inserts++
+			if !qt.Valid() {
+				qt = ins
+			}
+			p.firstQ[k] = min(p.firstQ[k], qt)
+			tlo, thi = min(tlo, ins), max(thi, ins)
+			if t := trace.Time(issue[j]); t.Valid() {
+				counts[k]++
+				counts3[3*k+1]++
+				tlo, thi = min(tlo, t), max(thi, t)
+			}
+			if t := trace.Time(complete[j]); t.Valid() {
+				counts[k]++
+				counts3[3*k+2]++
+				tlo, thi = min(tlo, t), max(thi, t)
+			}
 		}
 	}
 	nq := len(p.queues)
@@ -538,17 +590,25 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 		p.ev[run[slot]] = (uint64(t-tlo)<<2|kind)<<p.idxBits | uint64(i)
 		run[slot]++
 	}
-	for i := range nr {
-		k := int(rq[i])
-		if k < 0 {
-			continue
-		}
-		put(3*k, s.thinkInsert(i), ttInsert, i)
-		if t := s.reqIssue(i); t.Valid() {
-			put(3*k+1, t, ttIssue, i)
-		}
-		if t := s.reqComplete(i); t.Valid() {
-			put(3*k+2, t, s.completeKind(i), i)
+	for from := 0; from < nr; from += chunk {
+		queue, insert, issue, complete := t.queue.Values(from, qb[:]), t.insert.Values(from, ib[:]), t.issue.Values(from, db[:]), t.complete.Values(from, cb[:])
+		for j, k := range rq[from : from+len(queue)] {
+			if k < 0 {
+				continue
+			}
+			i := from + j
+			ins := trace.Time(insert[j])
+			if !ins.Valid() { // thinkInsert
+				ins = trace.Time(queue[j])
+			}
+			put(3*int(k), ins, ttInsert, i)
+			iss := trace.Time(issue[j])
+			if iss.Valid() {
+				put(3*int(k)+1, iss, ttIssue, i)
+			}
+			if t := trace.Time(complete[j]); t.Valid() {
+				put(3*int(k)+2, t, completeKind(ins, iss, t), i)
+			}
 		}
 	}
 	// 3. Sort each queue's events by (time, kind, request): the values are
@@ -567,6 +627,52 @@ func (p *sidePrep) prepThink(s *Side, scratch []uint64) {
 		}
 		merge3(p.ev[p.off[k]:p.off[k+1]], run[3*k]-p.off[k], run[3*k+1]-p.off[k], buf)
 	}
+}
+
+// maxMergedRuns bounds the processes whose issue-ordered runs issueOrder
+// merges (more, and it sorts all the keys at once).
+const maxMergedRuns = 64
+
+// mergeRuns sorts a, made of the ascending runs a[runs[k]:runs[k+1]]
+// (runs ascending from 0 to len(a)), by merging neighbouring runs pairwise
+// until one is left, with buf (at least len(a) long) as scratch.
+func mergeRuns(a []uint64, runs []int, buf []uint64) {
+	src, dst := a, buf[:len(a)]
+	for len(runs) > 2 {
+		next := make([]int, 0, len(runs)/2+2)
+		for k := 0; k+1 < len(runs); k += 2 {
+			lo := runs[k]
+			if k+2 < len(runs) {
+				mid, hi := runs[k+1], runs[k+2]
+				merge2(dst[lo:hi], src[lo:mid], src[mid:hi])
+			} else {
+				copy(dst[lo:], src[lo:runs[k+1]])
+			}
+			next = append(next, lo)
+		}
+		runs = append(next, len(a))
+		src, dst = dst, src
+	}
+	if len(a) > 0 && &src[0] != &a[0] {
+		copy(a, src)
+	}
+}
+
+// merge2 merges the ascending x and y into out (len(x)+len(y) long).
+func merge2(out, x, y []uint64) {
+	i, j, k := 0, 0, 0
+	for i < len(x) && j < len(y) {
+		if x[i] <= y[j] {
+			out[k] = x[i]
+			i++
+		} else {
+			out[k] = y[j]
+			j++
+		}
+		k++
+	}
+	k += copy(out[k:], x[i:])
+	copy(out[k:], y[j:])
 }
 
 // merge3 merges a's three sorted runs a[:i], a[i:j] and a[j:] in place,

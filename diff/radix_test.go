@@ -135,3 +135,28 @@ func TestRadixLSD(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRuns merges ascending runs of many shapes (none, one, an odd
+// count, empty ones, interleaved and disjoint values) against a sort.
+func TestMergeRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, lens := range [][]int{{}, {5}, {3, 0, 4}, {100, 1, 50, 7, 0, 33, 2}, {1000, 1000}} {
+		var a []uint64
+		runs := []int{0}
+		for _, n := range lens {
+			run := make([]uint64, n)
+			for i := range run {
+				run[i] = rng.Uint64N(500) // equal values across runs too
+			}
+			slices.Sort(run)
+			a = append(a, run...)
+			runs = append(runs, len(a))
+		}
+		want := slices.Clone(a)
+		slices.Sort(want)
+		mergeRuns(a, runs, make([]uint64, len(a)))
+		if !slices.Equal(a, want) {
+			t.Errorf("runs %v: merged %v, want %v", lens, a, want)
+		}
+	}
+}

@@ -22,7 +22,8 @@ type Message struct {
 // and Finish; or, for synthetic data, with FromData.
 //
 // The bios and requests are kept compactly, column by column (see
-// store.go), and read with NumBios, BioAt, NumRequests and RequestAt.
+// store.go), and read with NumBios, BioAt, NumRequests and RequestAt, or
+// in one pass with Requests.
 // After Finish, bios are in (PID, Index) order, requests in ID order, and
 // Messages by Time (stable, so same-time messages keep their trace order).
 // A Side is read-only once finished; Compare does not modify it.
@@ -96,10 +97,13 @@ func (s *Side) finish() {
 	s.sortMessages()
 	s.tie = tieState{}
 	s.sparseIDs = false
-	for i := range s.reqs.n {
-		if s.reqID(i) != uint64(i+1) {
-			s.sparseIDs = true
-			break
+	var buf [chunk]uint64
+	for from := 0; from < s.reqs.n && !s.sparseIDs; from += chunk {
+		for _, d := range s.reqs.id.Values(from, buf[:]) { // ID less the position
+			if d != 1 {
+				s.sparseIDs = true
+				break
+			}
 		}
 	}
 }
@@ -154,12 +158,16 @@ func (s *Side) Bio(pid, index uint32) int {
 // side's bios (NoTime, NoTime when none completed).
 func (s *Side) span() (first, last trace.Time) {
 	first, last = trace.NoTime, trace.NoTime
-	for i := range s.bios.n {
-		if q := s.bioQueue(i); q.Valid() && (first == trace.NoTime || q < first) {
-			first = q
-		}
-		if d := s.bioDone(i); d.Valid() && (last == trace.NoTime || d > last) {
-			last = d
+	var qb, db [chunk]int64
+	for from := 0; from < s.bios.n; from += chunk {
+		qs, ds := s.bios.queue.Values(from, qb[:]), s.bios.done.Values(from, db[:])
+		for j := range qs {
+			if q := trace.Time(qs[j]); q.Valid() && (first == trace.NoTime || q < first) {
+				first = q
+			}
+			if d := trace.Time(ds[j]); d.Valid() && (last == trace.NoTime || d > last) {
+				last = d
+			}
 		}
 	}
 	return first, last

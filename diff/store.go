@@ -2,6 +2,7 @@ package diff
 
 import (
 	"cmp"
+	"iter"
 	"math/bits"
 	"slices"
 
@@ -15,7 +16,9 @@ import (
 // Side; times are coded per block of a few thousand values against the
 // block's least, so a time takes about four bytes. Read them through
 // NumBios, BioAt, NumRequests and RequestAt (or the narrow accessors the
-// measures use, which decode one field).
+// measures use, which decode one field); a pass over every bio or request
+// decodes its columns a chunk of rows at a time (column's Values, and
+// Requests).
 
 // intern numbers distinct values from 0 in order of first use. The two
 // ids returned last are kept beside the map (a trace's values come from a
@@ -242,6 +245,42 @@ func (s *Side) RequestAt(i int) trace.Request {
 	}
 }
 
+// chunk is how many rows a pass over a table decodes at a time (column's
+// Values), into buffers of its own: a few columns' chunks stay in the
+// first-level cache.
+const chunk = 256
+
+// Requests yields every request with its index, in the Side's order (ID
+// order once finished), as RequestAt gives them: decoded a chunk of each
+// column at a time into one reused trace.Request, valid during its yield
+// only. A pass over every request, cheaper than RequestAt for each.
+func (s *Side) Requests() iter.Seq2[int, *trace.Request] {
+	return func(yield func(int, *trace.Request) bool) {
+		t := &s.reqs
+		u, tm := new([17][chunk]uint64), new([5][chunk]int64)
+		var r trace.Request
+		for from := 0; from < t.n; from += chunk {
+			id, dev, sector, bytes, cat := t.id.Values(from, u[0][:]), t.dev.Values(from, u[1][:]), t.sector.Values(from, u[2][:]), t.bytes.Values(from, u[3][:]), t.cat.Values(from, u[4][:])
+			pid, comm, cgroup := t.pid.Values(from, u[5][:]), t.comm.Values(from, u[6][:]), t.cgroup.Values(from, u[7][:])
+			queue, get, insert, issue, complete := t.queue.Values(from, tm[0][:]), t.get.Values(from, tm[1][:]), t.insert.Values(from, tm[2][:]), t.issue.Values(from, tm[3][:]), t.complete.Values(from, tm[4][:])
+			bios, back, front, requeues, firstBio := t.bios.Values(from, u[8][:]), t.backMerges.Values(from, u[9][:]), t.frontMerges.Values(from, u[10][:]), t.requeues.Values(from, u[11][:]), t.firstBio.Values(from, u[12][:])
+			fromDev, fromSector, errno, flags := t.fromDev.Values(from, u[13][:]), t.fromSector.Values(from, u[14][:]), t.errno.Values(from, u[15][:]), t.flags.Values(from, u[16][:])
+			for j := range id {
+				i := from + j
+				// Field by field: every field is set.
+				r.ID, r.Dev, r.Sector, r.Bytes, r.Cat = id[j]+uint64(i), trace.Dev(dev[j]), sector[j], uint32(bytes[j]), s.cats.vals[cat[j]]
+				r.PID, r.Comm, r.Cgroup = uint32(pid[j]), s.comms.vals[comm[j]], s.cgroups.vals[cgroup[j]]
+				r.Queue, r.Get, r.Insert, r.Issue, r.Complete = trace.Time(queue[j]), trace.Time(get[j]), trace.Time(insert[j]), trace.Time(issue[j]), trace.Time(complete[j])
+				r.Bios, r.BackMerges, r.FrontMerges, r.Requeues, r.FirstBio = uint32(bios[j]), uint32(back[j]), uint32(front[j]), uint32(requeues[j]), uint32(firstBio[j])
+				r.FromDev, r.FromSector, r.Error, r.Flags = trace.Dev(fromDev[j]), fromSector[j], int16(uint16(errno[j])), trace.RequestFlags(flags[j])
+				if !yield(i, &r) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // FlaggedRequests returns how many requests carry any of flags.
 func (s *Side) FlaggedRequests(flags trace.RequestFlags) int {
 	n := 0
@@ -266,8 +305,8 @@ func (s *Side) BioSlice() []trace.Bio {
 // (what needs them as one slice: the calibration, the TUI's index).
 func (s *Side) RequestSlice() []trace.Request {
 	out := make([]trace.Request, s.NumRequests())
-	for i := range out {
-		out[i] = s.RequestAt(i)
+	for i, r := range s.Requests() {
+		out[i] = *r
 	}
 	return out
 }
@@ -339,18 +378,23 @@ func (s *Side) bioOrder() []int32 {
 		return nil
 	}
 	minP, maxP, maxI := s.bioPID(0), s.bioPID(0), uint32(0)
-	for i := range n {
-		p := s.bioPID(i)
-		minP, maxP, maxI = min(minP, p), max(maxP, p), max(maxI, s.bioIndex(i))
+	var pb, xb [chunk]uint64
+	for from := 0; from < n; from += chunk {
+		pids, idx := s.bios.pid.Values(from, pb[:]), s.bios.index.Values(from, xb[:])
+		for j := range pids {
+			p := uint32(pids[j])
+			minP, maxP, maxI = min(minP, p), max(maxP, p), max(maxI, uint32(idx[j]))
+		}
 	}
 	ib := bits.Len32(maxI)
-	pb := bits.Len32(maxP - minP)
+	pidBits := bits.Len32(maxP - minP)
 	key := func(i int) uint64 { return uint64(s.bioPID(i)-minP)<<ib | uint64(s.bioIndex(i)) }
 	var perm []int32
+	dup := -1 // not counted yet
 	if maxP-minP < maxPIDBuckets && ib+bits.Len(uint(n-1)) <= packBits {
-		perm = s.bioOrderByPID(minP, maxP)
+		perm, dup = s.bioOrderByPID(minP, maxP)
 	} else {
-		perm = sortedPerm(n, pb+ib, key)
+		perm = sortedPerm(n, pidBits+ib, key)
 	}
 	// Drop duplicate keys, keeping the first.
 	at := func(j int) int {
@@ -359,10 +403,12 @@ func (s *Side) bioOrder() []int32 {
 		}
 		return int(perm[j])
 	}
-	dup := 0
-	for j := 1; j < n; j++ {
-		if key(at(j)) == key(at(j-1)) {
-			dup++
+	if dup < 0 {
+		dup = 0
+		for j := 1; j < n; j++ {
+			if key(at(j)) == key(at(j-1)) {
+				dup++
+			}
 		}
 	}
 	if dup == 0 {
@@ -386,20 +432,30 @@ const maxPIDBuckets = 1 << 16
 // minP..maxP: the bios counted out by PID (a trace's bios come as a few
 // processes' streams interleaved), then each process's sorted by index
 // (nearly in order already, which radixU64 takes in one pass), stably. nil when
-// they are in order.
-func (s *Side) bioOrderByPID(minP, maxP uint32) []int32 {
+// they are in order. dup counts the bios whose key is the one before
+// theirs in that order.
+func (s *Side) bioOrderByPID(minP, maxP uint32) (perm []int32, dup int) {
 	n := s.bios.n
 	off := make([]int, maxP-minP+2)
 	sorted := true
-	for i := range n {
-		off[s.bioPID(i)-minP+1]++
-		if i > 0 && sorted {
-			p, q := s.bioPID(i-1), s.bioPID(i)
-			sorted = p < q || p == q && s.bioIndex(i-1) <= s.bioIndex(i)
+	var p, x uint32 // bio i-1's PID and Index
+	var pb, xb [chunk]uint64
+	for from := 0; from < n; from += chunk {
+		pids, idx := s.bios.pid.Values(from, pb[:]), s.bios.index.Values(from, xb[:])
+		for j := range pids {
+			q, y := uint32(pids[j]), uint32(idx[j])
+			off[q-minP+1]++
+			if from+j > 0 && sorted {
+				sorted = p < q || p == q && x <= y
+				if p == q && x == y {
+					dup++
+				}
+			}
+			p, x = q, y
 		}
 	}
 	if sorted {
-		return nil
+		return nil, dup
 	}
 	for k := 1; k < len(off); k++ {
 		off[k] += off[k-1]
@@ -407,26 +463,35 @@ func (s *Side) bioOrderByPID(minP, maxP uint32) []int32 {
 	idxBits := uint(bits.Len(uint(n - 1)))
 	ks := make([]uint64, n)
 	fill := slices.Clone(off)
-	for i := range n {
-		k := s.bioPID(i) - minP
-		ks[fill[k]] = uint64(s.bioIndex(i))<<idxBits | uint64(i)
-		fill[k]++
+	for from := 0; from < n; from += chunk {
+		pids, idx := s.bios.pid.Values(from, pb[:]), s.bios.index.Values(from, xb[:])
+		for j := range pids {
+			k := uint32(pids[j]) - minP
+			ks[fill[k]] = idx[j]<<idxBits | uint64(from+j)
+			fill[k]++
+		}
 	}
 	buf := make([]uint64, 0)
+	dup = 0
 	for k := 0; k+1 < len(off); k++ {
 		if seg := ks[off[k]:off[k+1]]; len(seg) > 1 {
 			if cap(buf) < len(seg) {
 				buf = make([]uint64, len(seg))
 			}
 			radixU64(seg, idxBits, buf[:len(seg)])
+			for j := 1; j < len(seg); j++ { // equal indexes of the PID
+				if seg[j]>>idxBits == seg[j-1]>>idxBits {
+					dup++
+				}
+			}
 		}
 	}
-	perm := make([]int32, n)
+	perm = make([]int32, n)
 	mask := uint64(1)<<idxBits - 1
 	for j, k := range ks {
 		perm[j] = int32(k & mask)
 	}
-	return perm
+	return perm, dup
 }
 
 // requestOrder returns the permutation that sorts the requests by ID, or
@@ -437,8 +502,17 @@ func (s *Side) requestOrder() []int32 {
 		return nil
 	}
 	lo, hi := s.reqID(0), s.reqID(0)
-	for i := range n {
-		lo, hi = min(lo, s.reqID(i)), max(hi, s.reqID(i))
+	sorted := true
+	var buf [chunk]uint64
+	for from := 0; from < n; from += chunk {
+		for j, d := range s.reqs.id.Values(from, buf[:]) { // ID less the position
+			v := d + uint64(from+j)
+			sorted = sorted && v >= hi
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	if sorted {
+		return nil
 	}
 	return sortedPerm(n, bits.Len64(hi-lo), func(i int) uint64 { return s.reqID(i) - lo })
 }

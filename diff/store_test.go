@@ -39,6 +39,20 @@ func TestTablesRoundTrip(t *testing.T) {
 	if got := s.RequestSlice(); !reflect.DeepEqual(got, wantReqs) {
 		t.Errorf("requests differ from the input sorted by ID")
 	}
+	// RequestAt (a column's At) reads what a pass with Requests (a
+	// column's Values) reads.
+	n := 0
+	for i, r := range s.Requests() {
+		if *r != s.RequestAt(i) {
+			t.Fatalf("Requests: request %d is %+v, RequestAt gives %+v", i, *r, s.RequestAt(i))
+		}
+		if n++; n == 5000 {
+			break
+		}
+	}
+	if n != 5000 {
+		t.Errorf("Requests stopped after %d, want a break at 5000", n)
+	}
 	if i := s.Bio(want[1234].PID, want[1234].Index); i != 1234 {
 		t.Errorf("Bio(%d, %d) = %d, want 1234", want[1234].PID, want[1234].Index, i)
 	}

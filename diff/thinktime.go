@@ -139,6 +139,10 @@ const (
 	ttCompleteLate = 3
 )
 
+// samplesSettled is where ttime_samples settles from a new queue's 0:
+// (7*249 + 256)/8 = 249.
+const samplesSettled = 249
+
 // computeThink replays each sync queue's life (its events sorted once per
 // Side by sidePrep.prepThink) under opts.
 func computeThink(s *Side, opts Options) thinkSide {
@@ -153,13 +157,7 @@ func computeThink(s *Side, opts Options) thinkSide {
 		thr = slice
 	}
 	// One allocation for every queue's series (one point per insertion).
-	inserts := 0
-	for _, e := range p.ev {
-		if _, kind, _ := p.event(s, e); kind == ttInsert {
-			inserts++
-		}
-	}
-	all := make([]ThinkPoint, 0, inserts)
+	all := make([]ThinkPoint, 0, p.inserts)
 	service := inService(s)
 	for k := range p.queues {
 		ev := p.ev[p.off[k]:p.off[k+1]]
@@ -208,7 +206,11 @@ func computeThink(s *Side, opts Options) thinkSide {
 					el = min(el, 2*slice)
 					samples = (7*samples + 256) / 8
 					total = (7*total + 256*el) / 8
-					mean = (total + 128) / samples
+					if samples == samplesSettled {
+						mean = (total + 128) / samplesSettled // by a constant: a multiplication
+					} else {
+						mean = (total + 128) / samples
+					}
 				}
 				short = opts.IdleOff || !(samples > 80 && mean > thr)
 				all = append(all, ThinkPoint{Time: t, Mean: time.Duration(mean), Samples: uint32(samples), Short: short})

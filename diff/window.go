@@ -127,8 +127,9 @@ func length(ivs []interval) int64 {
 	return n
 }
 
-// contains reports whether t lies in one of ivs (ends included).
-func contains(ivs []interval, t int64) bool {
+// find returns the index of the interval of ivs (sorted, disjoint) that
+// holds t (ends included), and whether there is one.
+func find(ivs []interval, t int64) (int, bool) {
 	i, _ := slices.BinarySearchFunc(ivs, t, func(v interval, t int64) int {
 		if v.to < t {
 			return -1
@@ -138,7 +139,7 @@ func contains(ivs []interval, t int64) bool {
 		}
 		return 0
 	})
-	return i < len(ivs) && ivs[i].from <= t && t <= ivs[i].to
+	return i, i < len(ivs) && ivs[i].from <= t && t <= ivs[i].to
 }
 
 // windowOf intersects the busy sets of keys.
@@ -179,32 +180,62 @@ type sideWindow struct {
 	total keyFigures
 }
 
-// measure accumulates the bios completing in ivs by key.
-func measure(s *Side, ivs []interval, key bioKeyFunc) *sideWindow {
+// measure accumulates the bios completing in ivs by key: by pid when pids,
+// else by cgroup (pidKey, cgroupKey).
+func measure(s *Side, ivs []interval, pids bool) *sideWindow {
 	w := &sideWindow{ivs: ivs, ns: length(ivs), keys: map[uint64]*keyFigures{}}
 	if w.ns <= 0 {
 		return w
 	}
-	for i := range s.NumBios() {
-		done := s.bioDone(i)
-		if !done.Valid() || !contains(ivs, int64(done)) {
-			continue
-		}
-		k := key(s, i)
-		f := w.keys[k]
-		if f == nil {
-			f = &keyFigures{}
-			w.keys[k] = f
-		}
-		bytes := uint64(s.bioBytes(i))
-		f.bytes += bytes
-		f.bios++
-		w.total.bytes += bytes
-		w.total.bios++
-		if q := s.bioQueue(i); q.Valid() && done >= q {
-			l := float64(done-q) / 1e9
-			f.lat = append(f.lat, l)
-			w.total.lat = append(w.total.lat, l)
+	t := &s.bios
+	keyCol := &t.cgroup
+	if pids {
+		keyCol = &t.pid
+	}
+	// The key and the interval met last: bios come from a few keys in
+	// turn, and each key's in time order, mostly.
+	var lastK uint64
+	var last *keyFigures
+	hit := interval{1, 0} // empty
+	var db, qb [chunk]int64
+	var bb, kb [chunk]uint64
+	for from := 0; from < t.n; from += chunk {
+		dones, queues, bytesv, keys := t.done.Values(from, db[:]), t.queue.Values(from, qb[:]), t.bytes.Values(from, bb[:]), keyCol.Values(from, kb[:])
+		for j := range dones {
+			done := trace.Time(dones[j])
+			if !done.Valid() {
+				continue
+			}
+			if d := int64(done); d < hit.from || d > hit.to {
+				h, ok := find(ivs, d)
+				if !ok {
+					continue
+				}
+				hit = ivs[h]
+			}
+			k := keys[j]
+			if !pids {
+				k = s.cgroups.vals[k]
+			}
+			if last == nil || k != lastK {
+				last = w.keys[k]
+				if last == nil {
+					last = &keyFigures{}
+					w.keys[k] = last
+				}
+				lastK = k
+			}
+			f := last
+			bytes := bytesv[j]
+			f.bytes += bytes
+			f.bios++
+			w.total.bytes += bytes
+			w.total.bios++
+			if q := trace.Time(queues[j]); q.Valid() && done >= q {
+				l := float64(done-q) / 1e9
+				f.lat = append(f.lat, l)
+				w.total.lat = append(w.total.lat, l)
+			}
 		}
 	}
 	return w
@@ -297,8 +328,8 @@ func contentionOf(real, pred *Side, key bioKeyFunc, pids bool, want map[uint64]i
 		c.fallback = true
 		return []interval{{int64(p.first), int64(p.last)}}
 	}
-	c.real = measure(real, win(real), key)
-	c.pred = measure(pred, win(pred), key)
+	c.real = measure(real, win(real), pids)
+	c.pred = measure(pred, win(pred), pids)
 	return c
 }
 

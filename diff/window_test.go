@@ -91,8 +91,14 @@ func TestIntersect(t *testing.T) {
 			t.Fatalf("%v, want %v", got, want)
 		}
 	}
-	if !contains(got, 10) || contains(got, 11) || !contains(got, 28) {
-		t.Error("contains")
+	if j, ok := find(got, 10); !ok || j != 0 {
+		t.Errorf("find(10) = %d, %v; want 0, true", j, ok)
+	}
+	if j, ok := find(got, 28); !ok || j != 2 {
+		t.Errorf("find(28) = %d, %v; want 2, true", j, ok)
+	}
+	if _, ok := find(got, 11); ok {
+		t.Error("find(11) found an interval")
 	}
 }
 

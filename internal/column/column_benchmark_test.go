@@ -39,3 +39,26 @@ func BenchmarkAt(b *testing.B) {
 	}
 	_ = s
 }
+
+// BenchmarkValues reads back every value of a sealed column in order, as
+// BenchmarkAt, a chunk of 1024 at a time with Values.
+func BenchmarkValues(b *testing.B) {
+	var c Uints
+	const n = 1 << 20
+	for i := range n {
+		c.Append(uint64(1<<40 + i*37_000))
+	}
+	c.Seal()
+	buf := make([]uint64, 1024)
+	b.ResetTimer()
+	var s uint64
+	for b.Loop() {
+		for from := 0; from < n; from += len(buf) {
+			for _, v := range c.Values(from, buf) {
+				s += v
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/value")
+	_ = s
+}

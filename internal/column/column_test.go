@@ -3,6 +3,7 @@ package column
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -23,9 +24,28 @@ func check(t *testing.T, name string, vals []uint64) *Uints {
 				t.Fatalf("%s (sealed %v): At(%d) = %d, want %d", name, pass == 1, i, g, v)
 			}
 		}
+		checkValues(t, name, &c, vals)
 		c.Seal()
 	}
 	return &c
+}
+
+// checkValues reads vals back with Values: all at once, in chunks that
+// cross the blocks' bounds, and past the end.
+func checkValues(t *testing.T, name string, c *Uints, vals []uint64) {
+	t.Helper()
+	if got := c.Values(0, make([]uint64, len(vals)+5)); !slices.Equal(got, vals) {
+		t.Fatalf("%s: Values(0) gives %d values, not the %d appended", name, len(got), len(vals))
+	}
+	buf := make([]uint64, blockLen/3+1)
+	for from := 0; from < len(vals); from += len(buf) {
+		if got, want := c.Values(from, buf), vals[from:min(from+len(buf), len(vals))]; !slices.Equal(got, want) {
+			t.Fatalf("%s: Values(%d) differs", name, from)
+		}
+	}
+	if got := c.Values(len(vals), buf); len(got) != 0 {
+		t.Fatalf("%s: Values at the end gives %d values", name, len(got))
+	}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -155,6 +175,24 @@ func TestTimes(t *testing.T) {
 	for i, v := range vals {
 		if g := c.At(i); g != v {
 			t.Errorf("At(%d) = %d, want %d", i, g, v)
+		}
+	}
+	for _, sealed := range []bool{false, true} {
+		var c Times
+		n := blockLen + 3
+		want := make([]int64, n)
+		for i := range n {
+			want[i] = vals[i%len(vals)]
+			c.Append(want[i])
+		}
+		if sealed {
+			c.Seal()
+		}
+		if got := c.Values(0, make([]int64, n)); !slices.Equal(got, want) {
+			t.Errorf("sealed %v: Values differ from the times appended", sealed)
+		}
+		if got := c.Values(n-2, make([]int64, 5)); !slices.Equal(got, want[n-2:]) {
+			t.Errorf("sealed %v: Values(%d) = %v, want %v", sealed, n-2, got, want[n-2:])
 		}
 	}
 	p := c.Permuted([]int32{6, 0, 3})

@@ -107,15 +107,14 @@ func (c *Capture) DeviceRequestSeq() iter.Seq[*trace.Request] {
 
 // SideRequests yields the requests of side issued to dev in the side's
 // order (ID order once finished), decoded one at a time into one reused
-// trace.Request (valid during its yield only).
+// trace.Request (valid during its yield only; diff.Side.Requests).
 func SideRequests(side *diff.Side, dev trace.Dev) iter.Seq[*trace.Request] {
 	return func(yield func(*trace.Request) bool) {
-		var r trace.Request
-		for i := range side.NumRequests() {
-			if r = side.RequestAt(i); r.Dev != dev {
+		for _, r := range side.Requests() {
+			if r.Dev != dev {
 				continue
 			}
-			if !yield(&r) {
+			if !yield(r) {
 				return
 			}
 		}
