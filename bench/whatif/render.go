@@ -365,15 +365,16 @@ const findings = `## Reading the results (measured 2026-12-02, the rig/ captures
   pairs 23-25 miss the shares by 14-19 pp. The host model (` + "`--host`" + `) with the BFQ run's own 17.6 us
   gap brings pair 23's total to 179 MiB/s against the real 191 (-6 %), and leaves the shares at
   10/90: the model's heavy queue stays backlogged.
-- **Against BFQ runs without the messages (pairs 30-32, capture.sh -M, record.sh's *-nomsg).**
-  mq-deadline -> BFQ 300:700 comes within 0.4 pp of the real shares, 8-10 % of the cgroups'
-  bandwidth and 9 % of the total (p50 -31 and +18 %); wi-mix4 -> BFQ 100:300:600 within 0.3 pp,
-  11-16 % and 15 % (p50 +21, -38, -76 %). At 100:900 the two real runs themselves disagree: the
-  light cgroup got 42.2 % in one and 22.2 % in the other (the model, replaying each run's own
-  timing, gives 10.4 % and 20.5 %: the first run is the only validation of these four that misses,
-  by 32 pp). These four runs were recorded at 01:05-01:07, while other work loaded the host (load
-  average 3.4-3.9), the other rig/ captures at 0.8-2.1, so pairs 30-32 compare runs recorded under
-  different loads; the no-messages runs were not recorded on a quiet host.
+- **Against BFQ runs without the messages (pairs 30-32, capture.sh -M, record.sh's *-nomsg,
+  recorded at load average 1.5).** fio's CPU per I/O there is 11.2-14.7 us (25.4 in wi-mix4), and
+  the what-ifs from mq-deadline come within 0.3 pp (100:900), 0.7 pp (300:700) and 1.8 pp (wi-mix4
+  100:300:600) of the real shares, the cgroups' bandwidth within +2..-4 %, -20..-23 % and
+  -18..-31 %, the totals +5, -21 and -27 %. At 100:900 the two real runs disagree: the light
+  cgroup got 22.0 % in one and 10.1 % in the other (the prediction, 9.8 %, is within 0.3 pp of
+  the second). The p50s do not transfer (+43 to +1040 %): the real seed-000 runs keep few
+  requests in flight (Q2C p50 23-47 us) because fio cannot submit faster on this device, while
+  the replay, without the host model, resubmits at each completion and keeps 29 in flight (p50
+  232-365 us).
 - **mq-deadline <-> BFQ bandwidth on the fast device** (pairs 16-22): a capture's device model is
   fitted at its own operating point and extrapolates badly across a 3-13x change of throughput
   (wi-mix4: 3,888 MiB/s under mq-deadline, 875-1,032 under BFQ with messages, 305 without, at load
@@ -388,10 +389,13 @@ const findings = `## Reading the results (measured 2026-12-02, the rig/ captures
   MiB/s (recorded-fs) and 490.5 (r2; 708.1 in the 2026-12-01 second run), fs-mqdl-2bufread 697.7
   and 450.3 (914.1), fs-bfq-fsync-vs-seqread 62.2 and 301.7 (108.1), fs-mqdl-fsync-vs-seqread 457.6
   and 709.3 (984.5). Pair 6, within 2 % of the 2026-12-01 second run, is 41 % from the nearest now.
-- **The probe** (the right-hand columns: /dev/shm, bench/whatif/README.md) was taken while three
-  other jobs loaded the host (load average 3.8 before, 7.6 after); its two halves differ by 219 %
-  and its model times the probe's own cells 0-871 % off (4 KiB reads at qd1: 168 us modelled, 43
-  measured). With it no pair meets every aim; 3 of 32 come out at least as well on every figure.
+- **The probe** (the right-hand columns: bench/whatif/loop-probe-shm.device.json.zst, a 120 s
+  probe of such a device on a quiet host, bench/whatif/README.md) times 140 of its own 141 cells
+  within 10 %. With it no pair meets every aim and 4 of 32 come out at least as well on every
+  figure (shares on 26, bandwidth on 12, totals on 12, p50s on 16). It helps where the capture's
+  calibration was fitted far from the replay's operating point (pair 19 shares 22.7 -> 8.1 pp,
+  pair 17 bandwidth 36 -> 9 %), and it over-predicts BFQ from the raw-device captures of another
+  VM (pairs 1-3, +124 to +201 % total): a device model of this device is not theirs.
 
 ## Earlier findings (measured 2026-12-01)
 
