@@ -24,14 +24,20 @@ func BenchmarkAppendRows(b *testing.B) {
 	}
 }
 
-// BenchmarkAt reads back every value of a sealed column in order.
-func BenchmarkAt(b *testing.B) {
-	var c Uints
-	const n = 1 << 20
+// rampColumn returns a sealed column of n values 37,000 apart from 2^40.
+func rampColumn(n int) *Uints {
+	c := new(Uints)
 	for i := range n {
 		c.Append(uint64(1<<40 + i*37_000))
 	}
 	c.Seal()
+	return c
+}
+
+// BenchmarkAt reads back every value of a sealed column in order.
+func BenchmarkAt(b *testing.B) {
+	const n = 1 << 20
+	c := rampColumn(n)
 	b.ResetTimer()
 	var s uint64
 	for i := 0; b.Loop(); i++ {
@@ -43,12 +49,8 @@ func BenchmarkAt(b *testing.B) {
 // BenchmarkValues reads back every value of a sealed column in order, as
 // BenchmarkAt, a chunk of 1024 at a time with Values.
 func BenchmarkValues(b *testing.B) {
-	var c Uints
 	const n = 1 << 20
-	for i := range n {
-		c.Append(uint64(1<<40 + i*37_000))
-	}
-	c.Seal()
+	c := rampColumn(n)
 	buf := make([]uint64, 1024)
 	b.ResetTimer()
 	var s uint64
