@@ -46,7 +46,14 @@ type manifest struct {
 		Weight *int   `json:"bfq_weight"`
 	} `json:"cgroups"`
 	Tunables []string `json:"tunables_requested"`
+	// TraceComplete is the rig's check of the trace against the kernel's
+	// counters; nil in manifests older than the check.
+	TraceComplete *bool `json:"trace_complete"`
 }
+
+// incomplete reports whether the rig found the trace incomplete (events
+// lost against the kernel's own counters).
+func (m manifest) incomplete() bool { return m.TraceComplete != nil && !*m.TraceComplete }
 
 // capture is one capture directory: DIR/NAME/NAME.blktrace.*.
 type capture struct {
@@ -169,7 +176,9 @@ type outcome struct {
 	Res     *result
 	Dev     *result
 	Skipped string
-	Secs    float64
+	// Left: real runs present but left out (their traces incomplete).
+	Left []string
+	Secs float64
 }
 
 var (
@@ -418,10 +427,19 @@ func runPair(bin string, p pair) outcome {
 		o.Skipped = err.Error()
 		return o
 	}
+	if src.Man.incomplete() {
+		o.Skipped = p.Source + ": the rig found its trace incomplete"
+		return o
+	}
 	var reals []*capture
 	var found []string
 	for _, r := range p.Real {
-		if c, err := locate(r); err == nil {
+		c, err := locate(r)
+		switch {
+		case err != nil:
+		case c.Man.incomplete():
+			o.Left = append(o.Left, r)
+		default:
 			reals = append(reals, c)
 			found = append(found, r)
 		}

@@ -184,7 +184,11 @@ func render(w io.Writer, outs []outcome) {
 		}
 		p("<a id=\"%s\"></a>\n### %s\n\n", anchor(i), pairName(o.P))
 		r := o.Res
-		p("Real runs: %s. Mode %s, recorded under %s", strings.Join(o.P.Real, ", "), r.Mode, or(r.RecordedScheduler, "?"))
+		p("Real runs: %s", strings.Join(o.P.Real, ", "))
+		if len(o.Left) > 0 {
+			p(" (left out, the rig found their traces incomplete: %s)", strings.Join(o.Left, ", "))
+		}
+		p(". Mode %s, recorded under %s", r.Mode, or(r.RecordedScheduler, "?"))
 		if r.Change != nil {
 			p("; change: %s", strings.Join(r.Change.Changed, "; "))
 		}
