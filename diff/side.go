@@ -2,6 +2,7 @@ package diff
 
 import (
 	"cmp"
+	"iter"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +86,18 @@ func bioKeyCmp(a, b *trace.Bio) int {
 }
 
 // finish sorts the data and builds the request index.
+// MessageSeq yields the side's scheduler messages with their times, in
+// Messages order (by time once finished).
+func (s *Side) MessageSeq() iter.Seq2[trace.Time, trace.Message] {
+	return func(yield func(trace.Time, trace.Message) bool) {
+		for _, m := range s.Messages {
+			if !yield(m.Time, m.Msg) {
+				return
+			}
+		}
+	}
+}
+
 func (s *Side) finish() {
 	if s.finished {
 		return

@@ -750,10 +750,7 @@ func (c *Collector) Workload() (*Workload, error) {
 	}
 	recs, names := &s.recs, &c.names
 	wb, fua := w.WriteCache == WriteBack, w.FUA
-	var lock map[bioKey]lockMark
-	if lockPossible(recs.sectionEnds) { // else inferLock's pass over every record finds none
-		lock = inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) })
-	}
+	lock := inferLock(recs.n, recs.at, func(sr *storedRecord) trace.Time { return recordDone(sr, wb, fua) }, recs.sectionEnds)
 	w.stallsFn = func() stallSet {
 		return inferStalls(recs.n, func(i int) stallInput {
 			sr := recs.at(i)

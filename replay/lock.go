@@ -77,18 +77,13 @@ func lockPossible(flushes map[uint32]int) bool {
 
 // inferLock finds the exclusive sections of the records (in Queue order)
 // and returns the marks of their bios, nil when no lock is inferred. done
-// gives a record's completion for its process.
-func inferLock(n int, at func(i int) storedRecord, done func(sr *storedRecord) trace.Time) map[bioKey]lockMark {
+// gives a record's completion for its process; sectionEnds counts each
+// process's empty PREFLUSH writes among the records (sectionEnd).
+func inferLock(n int, at func(i int) storedRecord, done func(sr *storedRecord) trace.Time, sectionEnds map[uint32]int) map[bioKey]lockMark {
 	// A section ends with its process's zero-byte flush: without two
 	// processes with lockMinSections of them there is no lock, and no
 	// pass over every completion (a raw-device capture has none).
-	flushes := map[uint32]int{}
-	for i := range n {
-		if sr := at(i); sectionEnd(sr.cat, sr.bytes) {
-			flushes[sr.pid]++
-		}
-	}
-	if !lockPossible(flushes) {
+	if !lockPossible(sectionEnds) {
 		return nil
 	}
 	type section struct {

@@ -202,14 +202,7 @@ type figures struct {
 func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	so := replay.Options{Set: s.Set, Weights: s.Weights, CgroupPaths: l.paths, Kernel: s.Kernel, HZ: 250, Features: s.Features}
 	if s.Model == "bfq" {
-		i := 0
-		so.Warm = bfq.WarmFrom(func() (trace.Time, trace.Message, bool) {
-			if i >= len(l.real.Messages) {
-				return 0, trace.Message{}, false
-			}
-			i++
-			return l.real.Messages[i-1].Time, l.real.Messages[i-1].Msg, true
-		})
+		so.Warm = bfq.WarmFrom(l.real.MessageSeq())
 	}
 	var cfqSched *cfq.Scheduler
 	newSched := func(h replay.Host) (replay.Scheduler, error) {

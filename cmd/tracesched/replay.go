@@ -370,7 +370,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if model.name == "bfq" {
 		// A BFQ capture shows the state its scheduler had run into
 		// before tracing began (the auto-tuned max budget).
-		so.Warm = bfqWarm(realSide)
+		so.Warm = bfq.WarmFrom(realSide.MessageSeq())
 		if mb := so.Warm["max_budget"]; mb > 0 {
 			fmt.Fprintf(ios.ErrOut, "tracesched: bfq starts as the capture's did: max_budget %d sectors (its first recalc_budg message)\n", mb)
 		}
@@ -672,18 +672,6 @@ func parseBFQWarm(args []string) (map[string]int64, error) {
 		out["max_budget"] = n
 	}
 	return out, nil
-}
-
-// bfqWarm is bfq.WarmFrom over a side's messages.
-func bfqWarm(side *diff.Side) map[string]int64 {
-	i := 0
-	return bfq.WarmFrom(func() (trace.Time, trace.Message, bool) {
-		if i >= len(side.Messages) {
-			return 0, trace.Message{}, false
-		}
-		i++
-		return side.Messages[i-1].Time, side.Messages[i-1].Msg, true
-	})
 }
 
 // hostModel returns the host model of a closed-loop replay (replay.Config.Submit):

@@ -14,6 +14,7 @@ package bfq
 
 import (
 	"fmt"
+	"iter"
 	"sort"
 	"strconv"
 	"strings"
@@ -679,8 +680,8 @@ func parseRecalcBudg(body string) (maxBudg, minBudg int64, ok bool) {
 // (bfq_timeout, 124 ms at HZ 250).
 const warmQueueWindow = trace.Time(100_000_000)
 
-// WarmFrom returns Options.Warm from a capture's messages, given in time
-// order by next until it returns false, or nil when they show nothing:
+// WarmFrom returns Options.Warm from a capture's messages, msgs in time
+// order (diff.Side.MessageSeq), or nil when they show nothing:
 //
 //   - max_budget: the first BFQ message that shows the device's budgets
 //     (WarmState);
@@ -699,7 +700,7 @@ const warmQueueWindow = trace.Time(100_000_000)
 //
 // fs-bfq-fsync-vs-seqread: jbd2 (23778) "expire (4, slow 0, num_disp 0,
 // short_ttime 0)", "recalc_budg: last max_budg 8874, min budg 3812".
-func WarmFrom(next func() (trace.Time, trace.Message, bool)) map[string]int64 {
+func WarmFrom(msgs iter.Seq2[trace.Time, trace.Message]) map[string]int64 {
 	type pidState struct {
 		first                        trace.Time
 		fresh, raised, budget, short bool
@@ -713,11 +714,7 @@ func WarmFrom(next func() (trace.Time, trace.Message, bool)) map[string]int64 {
 	}
 	global := false
 	pids := map[int32]*pidState{}
-	for {
-		at, m, ok := next()
-		if !ok {
-			return out
-		}
+	for at, m := range msgs {
 		if m.Sched != "bfq" {
 			continue
 		}
@@ -759,4 +756,5 @@ func WarmFrom(next func() (trace.Time, trace.Message, bool)) map[string]int64 {
 			}
 		}
 	}
+	return out
 }

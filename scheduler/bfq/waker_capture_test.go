@@ -45,7 +45,7 @@ func TestWakerDetectionFsyncCapture(t *testing.T) {
 	real, w, dm := loadCapture(t, base)
 	o := replay.Options{Weights: map[uint64]int{661: 300, 681: 700},
 		CgroupPaths: map[uint64]string{1: "/", 661: "/tsched-fw", 681: "/tsched-fr"},
-		Warm:        warmOf(real)}
+		Warm:        bfq.WarmFrom(real.MessageSeq())}
 	pred := replayBFQ(t, w, dm, o)
 	rn, rfirst := wakerSets(real)
 	pn, pfirst := wakerSets(pred)
@@ -109,18 +109,6 @@ func replayBFQ(t *testing.T, w *replay.Workload, dm *device.Model, o replay.Opti
 	return pred
 }
 
-// warmOf is bfq.WarmFrom over a capture's messages.
-func warmOf(real *diff.Side) map[string]int64 {
-	i := 0
-	return bfq.WarmFrom(func() (trace.Time, trace.Message, bool) {
-		if i >= len(real.Messages) {
-			return 0, trace.Message{}, false
-		}
-		i++
-		return real.Messages[i-1].Time, real.Messages[i-1].Msg, true
-	})
-}
-
 // fs-bfq-fsync-vs-seqread began with BFQ running: no "allocated" message
 // for jbd2 (23778) or the two fio jobs, jbd2's first expire "(4, slow 0,
 // num_disp 0, short_ttime 0)" and "recalc_budg: last max_budg 8874, min
@@ -131,7 +119,7 @@ func warmOf(real *diff.Side) map[string]int64 {
 func TestWarmQueuesFsyncCapture(t *testing.T) {
 	dir := shared.Path(t, "captures", "recorded-fs", "fs-bfq-fsync-vs-seqread")
 	real, _, _ := loadCapture(t, filepath.Join(dir, "fs-bfq-fsync-vs-seqread"))
-	w := warmOf(real)
+	w := bfq.WarmFrom(real.MessageSeq())
 	want := map[string]int64{"max_budget": 121984, "pid.23778.max_budget": 8874, "pid.23778.short_ttime": 0}
 	for k, v := range want {
 		if got, ok := w[k]; !ok || got != v {

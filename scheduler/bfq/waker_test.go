@@ -196,13 +196,12 @@ func TestWarmFromQueues(t *testing.T) {
 		{8, "bfq43S add_request 1"},
 		{200_000_000, "bfq43S expire (2, slow 1, num_disp 0, short_ttime 0)"},
 	}
-	i := 0
-	w := WarmFrom(func() (trace.Time, trace.Message, bool) {
-		if i >= len(msgs) {
-			return 0, trace.Message{}, false
+	w := WarmFrom(func(yield func(trace.Time, trace.Message) bool) {
+		for _, m := range msgs {
+			if !yield(m.at, trace.ParseMessage(m.text)) {
+				return
+			}
 		}
-		i++
-		return msgs[i-1].at, trace.ParseMessage(msgs[i-1].text), true
 	})
 	want := map[string]int64{"max_budget": 121984, "pid.23778.max_budget": 8874, "pid.23778.short_ttime": 0}
 	if len(w) != len(want) {
