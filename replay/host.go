@@ -59,13 +59,20 @@ type SubmitCost struct {
 // HostCosts is the per-scheduler submission cost table of a host, the
 // JSON a --host file holds:
 //
-//	{"version": 1, "submit_ns": {"bfq": 9400, "mq-deadline": 3700, "none": 3100},
-//	 "measured": "how and where"}
+//	{"version": 1, "submit_ns": {"bfq": 7550, "bfq+messages": 10700,
+//	 "mq-deadline": 5400, "none": 4400}, "measured": "how and where"}
 //
 // submit_ns is the p50 of one process's back-to-back Q-to-Q gaps (as
 // Workload.SubmitGap measures them) under each scheduler, ns, on one host
 // with one workload, so that their ratios say what each scheduler adds.
-// Every value is positive.
+// Every value is positive. A key NAME+messages (MessagesSuffix) is the
+// cost under NAME while blktrace records the scheduler's own debug
+// messages (blk_add_trace_msg: about 16 a request under BFQ, each a
+// formatted line into the trace's ring buffer): a capture that carries
+// them was recorded at that cost, and SubmitCost takes it for the
+// recording scheduler of such a capture. The replayed scheduler's cost
+// is the plain key's: a what-if predicts the scheduler as it runs
+// untraced, in production.
 type HostCosts struct {
 	Version  int              `json:"version"`
 	SubmitNS map[string]int64 `json:"submit_ns"`
@@ -74,14 +81,16 @@ type HostCosts struct {
 
 // DefaultHostCosts returns the table measured on the rig's loop device
 // (bench/whatif/jobs/hostcost.fio: one 4 KiB random reader, libaio
-// iodepth 32, direct I/O, recorded with ../shared/rig, BFQ's messages on,
-// by bench/whatif/record.sh as wi-host-bfq, wi-host-mqdl and
-// wi-host-none; Workload.SubmitGap of each).
+// iodepth 32, direct I/O, recorded with ../shared/rig by
+// bench/whatif/record.sh as wi-host-bfq-nomsg, wi-host-bfq (BFQ's
+// messages on: bfq+messages), wi-host-mqdl and wi-host-none;
+// Workload.SubmitGap of each).
 func DefaultHostCosts() HostCosts {
 	return HostCosts{Version: 1, SubmitNS: map[string]int64{
-		"bfq":         defaultSubmitBFQ,
-		"mq-deadline": defaultSubmitMQDL,
-		"none":        defaultSubmitNone,
+		"bfq":                  defaultSubmitBFQ,
+		"bfq" + MessagesSuffix: defaultSubmitBFQMessages,
+		"mq-deadline":          defaultSubmitMQDL,
+		"none":                 defaultSubmitNone,
 	}, Measured: defaultHostMeasured}
 }
 
@@ -125,7 +134,12 @@ func LoadHostCosts(r io.Reader, name string) (HostCosts, error) {
 // cost on both sides would only floor the gaps shorter than the median
 // at it, and a validation replay is left as it was), the capture shows
 // too few back-to-back gaps, or the table lacks a scheduler.
-func (h HostCosts) SubmitCost(w *Workload, recorded, target string) (c SubmitCost, ok bool, why string) {
+//
+// messages says the capture carries the recording scheduler's own debug
+// messages: Source was then paid under NAME+messages, and the ratio is
+// taken from that key when the table has it (from NAME's when it has
+// not).
+func (h HostCosts) SubmitCost(w *Workload, recorded, target string, messages bool) (c SubmitCost, ok bool, why string) {
 	recorded, target = strings.ToLower(recorded), strings.ToLower(target)
 	if recorded == target {
 		return c, false, "the replay keeps the recording scheduler"
@@ -134,6 +148,9 @@ func (h HostCosts) SubmitCost(w *Workload, recorded, target string) (c SubmitCos
 		return c, false, fmt.Sprintf("the capture shows %d back-to-back Q-to-Q gaps (fewer than %d)", w.SubmitGaps, minSubmitGaps)
 	}
 	src, tgt := h.SubmitNS[recorded], h.SubmitNS[target]
+	if v := h.SubmitNS[recorded+MessagesSuffix]; messages && recorded != "" && v > 0 {
+		src = v
+	}
 	switch {
 	case recorded == "":
 		return c, false, "the recording scheduler is unknown"
@@ -210,22 +227,36 @@ func (s *collectDev) gapSample(e *trace.Event, sp *collectPID) {
 	s.gaps.add(e.Time - prev.rec.queue)
 }
 
+// MessagesSuffix marks a HostCosts key as the cost under the scheduler
+// it follows while its debug messages are traced ("bfq+messages").
+const MessagesSuffix = "+messages"
+
 // The defaults of DefaultHostCosts, ns: the mean of two runs each of
-// bench/whatif/jobs/hostcost.fio (bench/whatif/record.sh, 2026-12-01
-// 17:05-17:07 UTC, load average 6.5-8.9 from other work on the 2-CPU
-// machine), Workload.SubmitGap of wi-host-bfq and wi-host-bfq-2 9.4 and
-// 10.3 us, wi-host-mqdl(-2) 4.2 and 5.5 us, wi-host-none(-2) 3.8 and 2.8
-// us. For comparison, the same measure on the whatif pairs' captures:
-// BFQ 18.4-20.4 us in recorded/a-bfq-*, 7.7-11.6 in the rig's wi-*-bfq-*;
-// mq-deadline 5.8-6.2 in recorded/b-mqdl-*, 3.5-6.0 in wi-*-mqdl; none 3.5
-// in wi-mix4-none.
+// bench/whatif/jobs/hostcost.fio (bench/whatif/record.sh) on the rig's
+// loop device over a file in /dev/shm, 2026-12-02 00:40-02:43 UTC at load
+// average 0.7-1.5, Workload.SubmitGap: wi-host-bfq-nomsg(-2), recorded
+// with -M (no BFQ messages), 7.3 and 7.8 us; wi-host-bfq(-2), with them,
+// 11.2 and 10.2 us; wi-host-mqdl(-2) 5.5 and 5.3 us; wi-host-none(-2) 4.5
+// and 4.3 us.
+//
+// The ratio carries over to other workloads of that device: from
+// wi-seed000-mqdl's 6.2 us (two 4 KiB random readers at iodepth 64, an
+// mq-deadline capture) the table predicts 8.7 us under BFQ; the same job
+// recorded under BFQ without its messages showed 8.6 and 9.3 us
+// (wi-seed000-bfq-10-90-nomsg, -nomsg-2). From wi-mix4-mqdl's 8.1 us it
+// predicts 11.3 us; wi-mix4-bfq-a-nomsg showed 10.2. With the messages
+// traced the cost grows with the messages a request logs: 16.0 predicted
+// for wi-mix4-bfq-a, 15.9 measured, but 12.3 for wi-seed000-bfq-10-90,
+// 17.6 measured (its two cgroups' queues preempt each other, each
+// preemption logging an expiration and a new selection).
 const (
-	defaultSubmitBFQ  = 9850
-	defaultSubmitMQDL = 4850
-	defaultSubmitNone = 3300
+	defaultSubmitBFQ         = 7550
+	defaultSubmitBFQMessages = 10700
+	defaultSubmitMQDL        = 5400
+	defaultSubmitNone        = 4400
 )
 
-const defaultHostMeasured = "bench/whatif/jobs/hostcost.fio (one 4 KiB random reader, libaio iodepth 32) on the rig's loop device, 2026-12-01, two runs per scheduler: Workload.SubmitGap means"
+const defaultHostMeasured = "bench/whatif/jobs/hostcost.fio (one 4 KiB random reader, libaio iodepth 32) on the rig's loop device over /dev/shm, 2026-12-02, two runs per scheduler (bfq with and without its messages traced): Workload.SubmitGap means"
 
 // appThink returns the part of r's think time (or gap) that is the
 // application's: no more than its captured gap from its process's

@@ -229,16 +229,16 @@ func TestHostCosts(t *testing.T) {
 	}
 	w := &replay.Workload{SubmitGap: 6 * us, SubmitGaps: 500}
 	// 6 us * 9000/4000 = 13.5 us.
-	if c, ok, why := h.SubmitCost(w, "mq-deadline", "bfq"); !ok || c.Source != 6*us || c.Target != 13500 {
+	if c, ok, why := h.SubmitCost(w, "mq-deadline", "bfq", false); !ok || c.Source != 6*us || c.Target != 13500 {
 		t.Errorf("mq-deadline -> bfq: %+v %v %q, want 6 us -> 13.5 us", c, ok, why)
 	}
-	if c, ok, why := h.SubmitCost(w, "bfq", "bfq"); ok || !strings.Contains(why, "keeps the recording scheduler") {
+	if c, ok, why := h.SubmitCost(w, "bfq", "bfq", false); ok || !strings.Contains(why, "keeps the recording scheduler") {
 		t.Errorf("bfq -> bfq: %+v %v %q, want no host model (a validation)", c, ok, why)
 	}
-	if _, ok, why := h.SubmitCost(w, "none", "bfq"); ok || !strings.Contains(why, "none") {
+	if _, ok, why := h.SubmitCost(w, "none", "bfq", false); ok || !strings.Contains(why, "none") {
 		t.Errorf("none -> bfq with no cost for none: ok %v, reason %q", ok, why)
 	}
-	if _, ok, why := h.SubmitCost(&replay.Workload{SubmitGaps: 12}, "mq-deadline", "bfq"); ok || !strings.Contains(why, "12") {
+	if _, ok, why := h.SubmitCost(&replay.Workload{SubmitGaps: 12}, "mq-deadline", "bfq", false); ok || !strings.Contains(why, "12") {
 		t.Errorf("12 gaps: ok %v, reason %q", ok, why)
 	}
 	for _, bad := range []struct{ doc, want string }{
@@ -255,8 +255,36 @@ func TestHostCosts(t *testing.T) {
 		}
 	}
 	d := replay.DefaultHostCosts()
-	if !(d.SubmitNS["bfq"] > d.SubmitNS["mq-deadline"] && d.SubmitNS["mq-deadline"] > d.SubmitNS["none"]) {
-		t.Errorf("default table %v: want bfq > mq-deadline > none (wi-host-*)", d.SubmitNS)
+	if !(d.SubmitNS["bfq+messages"] > d.SubmitNS["bfq"] && d.SubmitNS["bfq"] > d.SubmitNS["mq-deadline"] && d.SubmitNS["mq-deadline"] > d.SubmitNS["none"]) {
+		t.Errorf("default table %v: want bfq+messages > bfq > mq-deadline > none (wi-host-*)", d.SubmitNS)
+	}
+}
+
+// TestHostCostsMessages: a capture that carries its scheduler's messages
+// was recorded at the NAME+messages cost, so the ratio starts from that
+// key; the replayed scheduler's cost is always the plain key's (a
+// what-if predicts the scheduler untraced); a table without the key
+// falls back to the plain one.
+func TestHostCostsMessages(t *testing.T) {
+	h, err := replay.LoadHostCosts(strings.NewReader(`{"version": 1, "submit_ns": {"bfq": 7500, "bfq+messages": 15000, "mq-deadline": 5000}}`), "h.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &replay.Workload{SubmitGap: 18 * us, SubmitGaps: 500}
+	for _, tc := range []struct {
+		rec, tgt string
+		msgs     bool
+		want     trace.Time
+	}{
+		{"bfq", "mq-deadline", true, 6 * us},   // 18 us * 5000/15000
+		{"bfq", "mq-deadline", false, 12 * us}, // 18 us * 5000/7500
+		{"mq-deadline", "bfq", true, 27 * us},  // no mq-deadline+messages: 18 us * 7500/5000
+		{"mq-deadline", "bfq", false, 27 * us},
+	} {
+		c, ok, why := h.SubmitCost(w, tc.rec, tc.tgt, tc.msgs)
+		if !ok || c.Source != w.SubmitGap || c.Target != tc.want {
+			t.Errorf("%s -> %s, messages %v: %+v %v %q, want target %v", tc.rec, tc.tgt, tc.msgs, c, ok, why, tc.want)
+		}
 	}
 }
 

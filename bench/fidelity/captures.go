@@ -37,9 +37,10 @@ type manifest struct {
 		HWQueueDepth *int `json:"hw_queue_depth"`
 	} `json:"device"`
 	Cgroups []struct {
-		ID     uint64 `json:"cgroup_id"`
-		Path   string `json:"path"`
-		Weight *int   `json:"bfq_weight"`
+		ID       uint64 `json:"cgroup_id"`
+		Path     string `json:"path"`
+		Weight   *int   `json:"bfq_weight"`
+		Messages int    `json:"trace_messages"`
 	} `json:"cgroups"`
 	TraceComplete *bool `json:"trace_complete"`
 	Completeness  struct {
@@ -266,6 +267,13 @@ type spec struct {
 	Note       string            // why this model, when it is not the capture's scheduler
 	Timed      bool              // replay.WorkTimed: busy processes cycle until the capture's span has passed
 	Features   map[string]bool   // --feature NAME=on|off (BFQ replays: -bfq-feature)
+	// Recorded, when not "", turns on the host model of a what-if
+	// (replay.DefaultHostCosts, as `tracesched replay` applies it): the
+	// capture was recorded under Recorded. Traced takes the model's cost
+	// as traced (MODEL+messages): the real run it is compared with was
+	// recorded with the scheduler's messages on.
+	Recorded string
+	Traced   bool
 }
 
 // ownSpec is the matching model of the capture's scheduler, with the
@@ -382,15 +390,28 @@ func crossPairs(cs []*capture) []crossPair {
 	return out
 }
 
+// messages reports whether the trace carries the scheduler's own debug
+// messages (the rig counts them per cgroup).
+func (m *manifest) messages() bool {
+	for _, g := range m.Cgroups {
+		if g.Messages > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // crossSpec is the replay of p.MQ through the BFQ model (6.18) with the
 // BFQ capture's tunables and its cgroups' weights, matched to the
-// mq-deadline capture's cgroups by path, with WorkTimed as `tracesched
-// replay` uses in a what-if. ok is false when a weighted cgroup of the BFQ
+// mq-deadline capture's cgroups by path, with WorkTimed and the host
+// model (BFQ as traced when the BFQ capture carries its messages) as
+// `tracesched replay` uses them in a what-if. ok is false when a weighted cgroup of the BFQ
 // capture has no cgroup of the same path in the mq-deadline one.
 func crossSpec(p crossPair) (spec, error) {
 	bm, mm := &p.BFQ.Man, &p.MQ.Man
 	s := spec{Model: "bfq", Kernel: "6.18", Set: bm.requested(), Weights: map[uint64]int{}, Labels: map[uint64]int{},
-		Rotational: mm.rotational(), Queue: mm.queue(), Timed: true, Note: "the BFQ capture's weights and tunables", Features: bm.bfqFeatures}
+		Rotational: mm.rotational(), Queue: mm.queue(), Timed: true, Note: "the BFQ capture's weights and tunables", Features: bm.bfqFeatures,
+		Recorded: mm.Scheduler, Traced: bm.messages()}
 	byPath := map[string]uint64{}
 	for _, c := range mm.Cgroups {
 		byPath[c.Path] = c.ID

@@ -166,19 +166,21 @@ func TestCrossPairs(t *testing.T) {
 func TestCrossSpec(t *testing.T) {
 	w := func(n int) *int { return &n }
 	type cg = struct {
-		ID     uint64 `json:"cgroup_id"`
-		Path   string `json:"path"`
-		Weight *int   `json:"bfq_weight"`
+		ID       uint64 `json:"cgroup_id"`
+		Path     string `json:"path"`
+		Weight   *int   `json:"bfq_weight"`
+		Messages int    `json:"trace_messages"`
 	}
 	bq := &capture{Name: "fs-bfq-x", Man: manifest{Scheduler: "bfq", TunablesRequested: []string{"slice_idle_us=2000"},
-		Cgroups: []cg{{1, "/", nil}, {6901, "/tsched-fw", w(300)}, {6921, "/tsched-fr", w(700)}}}}
+		Cgroups: []cg{{1, "/", nil, 1200}, {6901, "/tsched-fw", w(300), 0}, {6921, "/tsched-fr", w(700), 40}}}}
 	mq := &capture{Name: "fs-mqdl-x", Man: manifest{Scheduler: "mq-deadline",
-		Cgroups: []cg{{1, "/", nil}, {6941, "/tsched-fw", w(300)}, {6961, "/tsched-fr", w(700)}}}}
+		Cgroups: []cg{{1, "/", nil, 0}, {6941, "/tsched-fw", w(300), 0}, {6961, "/tsched-fr", w(700), 0}}}}
 	s, err := crossSpec(crossPair{mq, bq})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Model != "bfq" || !s.Timed || s.Set["slice_idle_us"] != "2000" || len(s.Weights) != 2 || s.Weights[6941] != 300 || s.Weights[6961] != 700 {
+	if s.Model != "bfq" || !s.Timed || s.Set["slice_idle_us"] != "2000" || len(s.Weights) != 2 || s.Weights[6941] != 300 || s.Weights[6961] != 700 ||
+		s.Recorded != "mq-deadline" || !s.Traced {
 		t.Errorf("spec %+v", s)
 	}
 	mq.Man.Cgroups = mq.Man.Cgroups[:2]

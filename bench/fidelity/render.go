@@ -815,8 +815,9 @@ func writeCross(w io.Writer, level string, crs []*crossResult, group string) {
 	}
 	fmt.Fprintf(w, "\n%s Issue 11, cross-scheduler: mq-deadline captures through the BFQ model\n\n", level)
 	fmt.Fprintf(w, "Each mq-deadline capture replayed closed-loop through BFQ 6.18 with the weights (matched by cgroup path) and the tunables of\n")
-	fmt.Fprintf(w, "the BFQ capture of the same job, with timed work (busy processes cycle until the capture's span has passed, as\n")
-	fmt.Fprintf(w, "`tracesched replay` does in a what-if), on the device model calibrated from the mq-deadline capture; compared with what\n")
+	fmt.Fprintf(w, "the BFQ capture of the same job, with timed work (busy processes cycle until the capture's span has passed) and the host\n")
+	fmt.Fprintf(w, "model (each submission's CPU cost, replay.DefaultHostCosts, BFQ's taken as traced when the BFQ capture carries its messages)\n")
+	fmt.Fprintf(w, "as `tracesched replay` uses them in a what-if, on the device model calibrated from the mq-deadline capture; compared with what\n")
 	fmt.Fprintf(w, "the real BFQ did in the BFQ capture. The two captures are separate runs on a shared machine: their absolute MiB/s differ\n")
 	fmt.Fprintf(w, "with the host's load, so the shares are the firmer comparison. Targets: shares within %.0f points; a process's throughput\n", target11Share)
 	fmt.Fprintf(w, "within a factor of %.1f of the BFQ capture's (issue 11 asks it of the fsync-bound writers; every process with at least %d bios\n", target11CrossRatio, target11MinBios)

@@ -232,6 +232,15 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	if s.Timed {
 		cfg.Work = replay.WorkTimed
 	}
+	if s.Recorded != "" {
+		h := replay.DefaultHostCosts()
+		if v := h.SubmitNS[s.Model+replay.MessagesSuffix]; s.Traced && v > 0 {
+			h.SubmitNS[s.Model] = v
+		}
+		if c, ok, _ := h.SubmitCost(l.w, s.Recorded, s.Model, len(l.real.Messages) > 0); ok {
+			cfg.Submit = &c
+		}
+	}
 	pmeta := trace.Meta{Source: "replay", Kernel: s.Kernel, Devices: []trace.Dev{l.w.Dev}, Cgroups: l.paths,
 		Extra: map[string]string{"scheduler": s.Model, "mode": replay.Closed.String()}}
 	for _, k := range slices.Sorted(maps.Keys(s.Set)) {

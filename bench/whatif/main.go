@@ -36,14 +36,17 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/tracesched/tracesched/replay"
 )
 
 type manifest struct {
 	Scheduler string `json:"scheduler"`
 	Cgroups   []struct {
-		ID     uint64 `json:"cgroup_id"`
-		Path   string `json:"path"`
-		Weight *int   `json:"bfq_weight"`
+		ID       uint64 `json:"cgroup_id"`
+		Path     string `json:"path"`
+		Weight   *int   `json:"bfq_weight"`
+		Messages int    `json:"trace_messages"`
 	} `json:"cgroups"`
 	Tunables []string `json:"tunables_requested"`
 	// TraceComplete is the rig's check of the trace against the kernel's
@@ -54,6 +57,17 @@ type manifest struct {
 // incomplete reports whether the rig found the trace incomplete (events
 // lost against the kernel's own counters).
 func (m manifest) incomplete() bool { return m.TraceComplete != nil && !*m.TraceComplete }
+
+// messages reports whether the trace carries the scheduler's own debug
+// messages (the rig counts them per cgroup).
+func (m manifest) messages() bool {
+	for _, g := range m.Cgroups {
+		if g.Messages > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // capture is one capture directory: DIR/NAME/NAME.blktrace.*.
 type capture struct {
@@ -178,7 +192,11 @@ type outcome struct {
 	Skipped string
 	// Left: real runs present but left out (their traces incomplete).
 	Left []string
-	Secs float64
+	// Host: the --host the replays were given (a traced table: the real
+	// runs carry the target scheduler's messages, tracedHost).
+	Host   string
+	Traced bool
+	Secs   float64
 }
 
 var (
@@ -192,7 +210,8 @@ var (
 	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
 	flagStalls   = flag.String("stalls", "", "passed to every replay as --stalls (keep or drop); \"\": the replay's default (keep)")
 	flagWBT      = flag.Int("wbt", 0, "passed to every replay as --set wbt_lat_usec=N (the writeback throttle's target, microseconds); 0: not passed (the throttle off)")
-	flagHost     = flag.String("host", "", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, default: the built-in table, or off); \"\": the replay's default (off)")
+	flagHost     = flag.String("host", "default", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, default: the built-in table, or off)")
+	flagTraced   = flag.Bool("traced", true, "predict a pair whose real runs carry the target scheduler's messages with that scheduler traced: the -host table's TARGET+messages cost taken as TARGET's")
 )
 
 // defaultDevice is the probe of the rig's loop device committed beside
@@ -411,6 +430,40 @@ func tracesched(bin, file string, args ...string) (*result, error) {
 	return &r, nil
 }
 
+// tracedHost returns the path of a host table (written into -work) that
+// is host's ("default": replay.DefaultHostCosts) with sched's cost
+// replaced by its sched+messages cost, or host itself when the table has
+// no such cost: the real runs of the pair were recorded with the
+// scheduler's messages traced, which cost the submitting CPU more than
+// the untraced scheduler a what-if predicts (replay.MessagesSuffix), so
+// the pair is predicted as it was run.
+func tracedHost(host, sched string) (string, error) {
+	h := replay.DefaultHostCosts()
+	if host != "default" {
+		f, err := os.Open(host)
+		if err != nil {
+			return "", err
+		}
+		h, err = replay.LoadHostCosts(f, host)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	v := h.SubmitNS[sched+replay.MessagesSuffix]
+	if v <= 0 {
+		return host, nil
+	}
+	h.SubmitNS[sched] = v
+	h.Measured = fmt.Sprintf("%s, with %s's cost that of %s%s (bench/whatif -traced)", h.Measured, sched, sched, replay.MessagesSuffix)
+	b, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(*flagWork, strings.TrimSuffix(filepath.Base(host), ".json")+"-traced-"+sched+".json")
+	return path, os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
@@ -470,11 +523,16 @@ func runPair(bin string, p pair) outcome {
 	for _, s := range p.Sets {
 		args = append(args, "--set", s)
 	}
-	hostKey := ""
-	if *flagHost != "" {
-		args = append(args, "--host", *flagHost)
-		hostKey = ".host-" + strings.TrimSuffix(filepath.Base(*flagHost), ".json")
+	host := *flagHost
+	if *flagTraced && host != "off" && slices.ContainsFunc(reals, func(c *capture) bool { return c.Man.messages() }) {
+		if host, err = tracedHost(host, p.Sched); err != nil {
+			o.Skipped = err.Error()
+			return o
+		}
 	}
+	o.Host, o.Traced = host, host != *flagHost
+	args = append(args, "--host", host)
+	hostKey := ".host-" + strings.TrimSuffix(filepath.Base(host), ".json")
 	if *flagStalls != "" {
 		args = append(args, "--stalls", *flagStalls)
 		hostKey += ".stalls-" + *flagStalls

@@ -121,7 +121,7 @@ by path when the capture names paths.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.sched, "sched", "", "scheduler model: `none|mq-deadline|bfq|cfq`")
 	f.StringVar(&opts.devicePath, "device", "", "device timing model `DEVICE.json` (default: calibrated from INPUT)")
-	f.StringVar(&opts.hostPath, "host", "off", "host model of a what-if: submission costs per scheduler, `HOST.json`, or default (the table measured on the rig's loop device); off: none")
+	f.StringVar(&opts.hostPath, "host", "default", "host model of a what-if that changes the scheduler: submission costs per scheduler, `HOST.json`; default: the table measured on the rig's loop device; off: none")
 	f.StringArrayVar(&opts.sets, "set", nil, "queue attribute `NAME=VALUE` as sysfs names it (repeatable)")
 	f.StringArrayVar(&opts.weights, "weight", nil, "cgroup weight `CGROUP=W`, CGROUP a numeric id or a path (repeatable)")
 	f.StringArrayVar(&opts.bfqWarm, "bfq-warm", nil, "BFQ's state when the capture began, `max_budget=SECTORS`: the auto-tuned bfq_max_budget (peak rate x 125 ms), for a what-if whose capture has no BFQ messages (default: the capture's first recalc_budg message, else a freshly started BFQ)")
@@ -437,7 +437,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		Stalls:       stalls,
 	}
 	if mode == replay.Closed {
-		if cfg.Submit, err = hostModel(ios, opts.hostPath, w, do.RecordedScheduler, model.name); err != nil {
+		if cfg.Submit, err = hostModel(ios, opts.hostPath, w, do.RecordedScheduler, model.name, schedMessages(realSide)); err != nil {
 			return err
 		}
 	}
@@ -675,13 +675,13 @@ func parseBFQWarm(args []string) (map[string]int64, error) {
 }
 
 // hostModel returns the host model of a closed-loop replay (replay.Config.Submit):
-// the table of --host ("default": replay.DefaultHostCosts; "off", the
-// flag's default: none)
-// applied to the workload, recorded under recorded and replayed through
-// sched; none when they are the same or recorded is unknown (""), as in
-// a validation. In a what-if it says on stderr what it uses, or why it
-// uses none.
-func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched string) (*replay.SubmitCost, error) {
+// the table of --host ("default", the flag's default:
+// replay.DefaultHostCosts; "off": none) applied to the workload, recorded
+// under recorded (with its messages traced when messages) and replayed
+// through sched; none when they are the same or recorded is unknown (""),
+// as in a validation. In a what-if it says on stderr what it uses, or why
+// it uses none.
+func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched string, messages bool) (*replay.SubmitCost, error) {
 	if path == "off" {
 		return nil, nil
 	}
@@ -701,12 +701,16 @@ func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched 
 	if recorded == "" || recorded == sched {
 		return nil, nil // a validation: the capture's gaps carry its scheduler's cost
 	}
-	c, ok, why := h.SubmitCost(w, recorded, sched)
+	c, ok, why := h.SubmitCost(w, recorded, sched, messages)
 	if !ok {
 		fmt.Fprintf(ios.ErrOut, "tracesched: no host model: %s\n", why)
 		return nil, nil
 	}
-	fmt.Fprintf(ios.ErrOut, "tracesched: host: a submission holds its CPU %.1fµs under %s (the capture's back-to-back Q-to-Q median, %d gaps), %.1fµs under %s (%s)\n",
-		float64(c.Source)/1e3, recorded, w.SubmitGaps, float64(c.Target)/1e3, sched, from)
+	traced := ""
+	if messages && h.SubmitNS[strings.ToLower(recorded)+replay.MessagesSuffix] > 0 {
+		traced = " with its messages traced"
+	}
+	fmt.Fprintf(ios.ErrOut, "tracesched: host: a submission holds its CPU %.1fµs under %s%s (the capture's back-to-back Q-to-Q median, %d gaps), %.1fµs under %s (%s; --host off: none)\n",
+		float64(c.Source)/1e3, recorded, traced, w.SubmitGaps, float64(c.Target)/1e3, sched, from)
 	return &c, nil
 }

@@ -147,6 +147,17 @@ func sameValue(a, b string) bool {
 	return a == b
 }
 
+// schedMessages reports whether the real side carries a scheduler's own
+// debug messages (BFQ's or CFQ's, parsed by trace.ParseMessage).
+func schedMessages(real *diff.Side) bool {
+	for i := range real.Messages {
+		if real.Messages[i].Msg.Sched != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // whatIfOptions fills the diff options' recorded scheduler and changes for
 // a replay, and says on stderr which mode the report is in.
 func whatIfOptions(ios *IOStreams, opts *replayOptions, mctx *captureContext, real *diff.Side, sched, kernel string, weights map[uint64]int, sets map[string]string, do *diff.Options) error {
@@ -154,15 +165,8 @@ func whatIfOptions(ios *IOStreams, opts *replayOptions, mctx *captureContext, re
 	if err != nil {
 		return err
 	}
-	hasMsgs := false
-	for i := range real.Messages {
-		if real.Messages[i].Msg.Sched != "" {
-			hasMsgs = true
-			break
-		}
-	}
 	do.RecordedScheduler = rs.Scheduler
-	do.Changes = replayChanges(rs, sched, kernel, opts.kernel != "", weights, sets, hasMsgs)
+	do.Changes = replayChanges(rs, sched, kernel, opts.kernel != "", weights, sets, schedMessages(real))
 	rec := rs.Scheduler
 	if rec == "" {
 		rec = "unknown"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/internal/shared"
+	"github.com/tracesched/tracesched/replay"
 )
 
 // A replay that keeps the capture's setup validates; one that changes a
@@ -257,11 +258,24 @@ func TestReplayHost(t *testing.T) {
 	if _, stderr, _ := run(t, "replay", "--sched", "mq-deadline", "--host", "off", "--json", in); strings.Contains(stderr, "host:") {
 		t.Errorf("--host off: %q", stderr)
 	}
-	if _, stderr, _ := run(t, "replay", "--sched", "mq-deadline", "--json", in); strings.Contains(stderr, "host:") {
-		t.Errorf("no --host (off by default): %q", stderr)
-	}
-	if _, stderr, _ := run(t, "replay", "--sched", "mq-deadline", "--host", "default", "--json", in); !strings.Contains(stderr, "under mq-deadline (the built-in table)") {
-		t.Errorf("--host default: %q, want the built-in table", stderr)
+	// The default is the built-in table. The capture carries BFQ's
+	// messages, so its gaps were paid at the table's bfq+messages cost.
+	d := replay.DefaultHostCosts()
+	for _, args := range [][]string{nil, {"--host", "default"}} {
+		_, stderr, _ := run(t, append([]string{"replay", "--sched", "mq-deadline", "--json", in}, args...)...)
+		src, tgt = 0, 0
+		for _, l := range strings.Split(stderr, "\n") {
+			if i := strings.Index(l, "host: a submission holds its CPU "); i >= 0 {
+				var gaps int
+				if _, err := fmt.Sscanf(l[i:], "host: a submission holds its CPU %fµs under bfq with its messages traced (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under mq-deadline (the built-in table;", &src, &gaps, &tgt); err != nil {
+					t.Fatalf("%v: %q: %v", args, l, err)
+				}
+			}
+		}
+		want := src * float64(d.SubmitNS["mq-deadline"]) / float64(d.SubmitNS["bfq+messages"])
+		if src <= 0 || math.Abs(tgt-want) > 0.07 {
+			t.Errorf("%v: source %.1f µs, replayed %.1f µs; want %.1f (the table's mq-deadline / bfq+messages; stderr %q)", args, src, tgt, want, stderr)
+		}
 	}
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"version": 1, "submit_ns": {"bfq": -1}}`), 0o644); err != nil {
@@ -274,11 +288,12 @@ func TestReplayHost(t *testing.T) {
 
 // The host model where it matters: recorded/a-bfq-w100-900 (BFQ, messages
 // on, 18.4 us of CPU a submission) replayed through mq-deadline, whose
-// submissions cost 4.85/9.85 of that on this host. The same job really
-// run under mq-deadline (b-mqdl-w100-900) kept 21.2 requests on the device
-// on average (its D2C summed over its span); the replay must come within
-// a quarter of that. Without the host model it kept the BFQ run's gaps and
-// about 12 in flight.
+// submissions cost 5.4/10.7 of that on this host (the default table's
+// mq-deadline and bfq+messages). The same job really run under
+// mq-deadline (b-mqdl-w100-900) kept 21.2 requests on the device on
+// average (its D2C summed over its span); the replay must come within a
+// quarter of that, with --host default and without --host (the default).
+// With --host off it kept the BFQ run's gaps and about 12 in flight.
 func TestReplayHostBFQToMqdl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays a recorded capture")
@@ -296,11 +311,13 @@ func TestReplayHostBFQToMqdl(t *testing.T) {
 		return p
 	}
 	const real = 21.2
-	if got := inflight("--host", "default"); math.Abs(got/real-1) > 0.25 {
-		t.Errorf("host model: %.1f requests in flight, the real mq-deadline run %.1f", got, real)
+	for _, args := range [][]string{{"--host", "default"}, nil} {
+		if got := inflight(args...); math.Abs(got/real-1) > 0.25 {
+			t.Errorf("host model %v: %.1f requests in flight, the real mq-deadline run %.1f", args, got, real)
+		}
 	}
-	if got := inflight(); got >= 0.75*real {
-		t.Errorf("no --host (off): %.1f in flight; the BFQ run's gaps kept fewer than %.1f", got, 0.75*real)
+	if got := inflight("--host", "off"); got >= 0.75*real {
+		t.Errorf("--host off: %.1f in flight; the BFQ run's gaps kept fewer than %.1f", got, 0.75*real)
 	}
 }
 
