@@ -48,6 +48,10 @@ type Options struct {
 	// capture's setup (scheduler, kernel, weights, tunables). Any makes the
 	// Result a what-if (ModeWhatIf) that leads with Result.Change.
 	Changes []string
+	// Assumed lists, in words, what the prediction assumed that the
+	// capture does not show (the host model's submission costs); reported
+	// as Change.Assumed.
+	Assumed []string
 }
 
 func (o Options) withDefaults() Options {

@@ -205,6 +205,9 @@ func (r *Result) writeChange(line func(string, ...any)) {
 		from = "unknown scheduler"
 	}
 	line("what-if: %s -> %s (%s)", from, c.To, strings.Join(c.Changed, "; "))
+	for _, a := range c.Assumed {
+		line("assumed: %s", a)
+	}
 	line("figures over each side's contention window (captured %.3f s, predicted %.3f s)%s", r.Bandwidth.WindowReal, r.Bandwidth.WindowPred, fallbackNote(r.Bandwidth.WindowFallback))
 	line("  %-22s %21s %17s %7s %17s %17s", "", "MiB/s", "IOPS", "share", "p50 ms", "p99 ms")
 	row := func(name string, d Delta) {

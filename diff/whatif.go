@@ -24,6 +24,10 @@ type Change struct {
 	From    string   `json:"from"`    // the recorded scheduler ("" unknown)
 	To      string   `json:"to"`      // the predicted scheduler
 	Changed []string `json:"changed"` // what the replay changed, in words ("scheduler mq-deadline -> bfq", "weight 421=100")
+	// Assumed is what the prediction assumed that the capture does not
+	// show, in words (Options.Assumed: the host model's costs); empty
+	// when nothing.
+	Assumed []string `json:"assumed"`
 
 	Cgroups   []Delta `json:"cgroups"`   // compared cgroups first, then the rest, each by id
 	Processes []Delta `json:"processes"` // compared processes, by pid
@@ -223,6 +227,7 @@ func delta(id uint64, name string, c, p WindowFigures) Delta {
 // whatIf builds the Change from a finished Result.
 func (r *Result) whatIf(opts Options) *Change {
 	c := &Change{From: opts.RecordedScheduler, To: r.Scheduler, Changed: append([]string{}, opts.Changes...),
+		Assumed: append([]string{}, opts.Assumed...),
 		Cgroups: []Delta{}, Processes: []Delta{}, Causes: []string{}}
 	for _, g := range r.Cgroups {
 		c.Cgroups = append(c.Cgroups, delta(g.ID, g.Path,

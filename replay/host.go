@@ -241,12 +241,12 @@ const MessagesSuffix = "+messages"
 //
 // The ratio carries over to other workloads of that device: from
 // wi-seed000-mqdl's 6.2 us (two 4 KiB random readers at iodepth 64, an
-// mq-deadline capture) the table predicts 8.7 us under BFQ; the same job
+// mq-deadline capture) the table predicts 8.6 us under BFQ; the same job
 // recorded under BFQ without its messages showed 8.6 and 9.3 us
 // (wi-seed000-bfq-10-90-nomsg, -nomsg-2). From wi-mix4-mqdl's 8.1 us it
 // predicts 11.3 us; wi-mix4-bfq-a-nomsg showed 10.2. With the messages
 // traced the cost grows with the messages a request logs: 16.0 predicted
-// for wi-mix4-bfq-a, 15.9 measured, but 12.3 for wi-seed000-bfq-10-90,
+// for wi-mix4-bfq-a, 15.9 measured, but 12.2 for wi-seed000-bfq-10-90,
 // 17.6 measured (its two cgroups' queues preempt each other, each
 // preemption logging an expiration and a new selection).
 const (

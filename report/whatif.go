@@ -25,6 +25,9 @@ func (r *Report) whatIfSection() {
 	r.p("Recorded under %s, replayed through %s. Changed: %s. Figures are over each side's contention window "+
 		"(every compared cgroup or process busy: %s s captured, %s s predicted); latency is bio Q2C.",
 		esc(from), esc(ch.To), esc(strings.Join(ch.Changed, "; ")), f(r.res.Bandwidth.WindowReal, 3), f(r.res.Bandwidth.WindowPred, 3))
+	if len(ch.Assumed) > 0 {
+		r.p("Assumed: %s.", esc(strings.Join(ch.Assumed, "; ")))
+	}
 	t := newTable("", "captured MiB/s", "predicted MiB/s", "ratio", "captured IOPS", "predicted IOPS",
 		"captured share", "predicted share", "captured p50 ms", "predicted p50 ms", "captured p99 ms", "predicted p99 ms")
 	row := func(name string, d diff.Delta) {

@@ -367,7 +367,7 @@ scheduler (` + "`--host default`" + `, replay/host.go; ` + "`--host off`" + ` tu
 (replay.DefaultHostCosts, bench/whatif/README.md) was measured again on this run's device, with a
 BFQ cost untraced (7.55 us a 4 KiB read, wi-host-bfq-nomsg) and one with BFQ's messages traced
 (10.7 us, bfq+messages): a capture that carries the messages was recorded at the second, and a
-what-if predicts BFQ untraced. The ratio (BFQ 1.40 times mq-deadline) predicts 8.7 us under BFQ
+what-if predicts BFQ untraced. The ratio (BFQ 1.40 times mq-deadline) predicts 8.6 us under BFQ
 from wi-seed000-mqdl's 6.2; the job recorded under BFQ without messages showed 8.6 and 9.3. Every
 BFQ run here except pairs 30-32's was recorded with the messages, so those pairs are predicted
 with BFQ as traced (` + "`-traced`" + `, bfq's cost taken as bfq+messages).

@@ -437,7 +437,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		Stalls:       stalls,
 	}
 	if mode == replay.Closed {
-		if cfg.Submit, err = hostModel(ios, opts.hostPath, w, do.RecordedScheduler, model.name, schedMessages(realSide)); err != nil {
+		if cfg.Submit, err = hostModel(ios, opts.hostPath, w, do.RecordedScheduler, model.name, schedMessages(realSide), &do); err != nil {
 			return err
 		}
 	}
@@ -493,9 +493,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 5. The diff.
 	idle, idleOff := diff.ThinkOptions(sets)
-	rec, changes := do.RecordedScheduler, do.Changes
+	rec, changes, assumed := do.RecordedScheduler, do.Changes, do.Assumed
 	do = thinkOptions(diff.Options{Weights: weights, SliceIdle: idle, IdleOff: idleOff}, pmeta)
-	do.RecordedScheduler, do.Changes = rec, changes
+	do.RecordedScheduler, do.Changes, do.Assumed = rec, changes, assumed
 	// The device model's coverage of the prediction, before the diff, read
 	// from the predicted side's table one request at a time.
 	defer phaseGC(arrayPhaseGCPercent, false)()
@@ -680,8 +680,9 @@ func parseBFQWarm(args []string) (map[string]int64, error) {
 // under recorded (with its messages traced when messages) and replayed
 // through sched; none when they are the same or recorded is unknown (""),
 // as in a validation. In a what-if it says on stderr what it uses, or why
-// it uses none.
-func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched string, messages bool) (*replay.SubmitCost, error) {
+// it uses none, and adds what it uses to do.Assumed (the report's
+// "assumed:" line, change.assumed in JSON).
+func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched string, messages bool, do *diff.Options) (*replay.SubmitCost, error) {
 	if path == "off" {
 		return nil, nil
 	}
@@ -712,5 +713,7 @@ func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched 
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: host: a submission holds its CPU %.1fµs under %s%s (the capture's back-to-back Q-to-Q median, %d gaps), %.1fµs under %s (%s; --host off: none)\n",
 		float64(c.Source)/1e3, recorded, traced, w.SubmitGaps, float64(c.Target)/1e3, sched, from)
+	do.Assumed = append(do.Assumed, fmt.Sprintf("host model: a submission holds its CPU %.1f us under %s%s (the capture's), %.1f us under %s (%s)",
+		float64(c.Source)/1e3, recorded, traced, float64(c.Target)/1e3, sched, from))
 	return &c, nil
 }

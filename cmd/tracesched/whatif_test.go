@@ -277,6 +277,18 @@ func TestReplayHost(t *testing.T) {
 			t.Errorf("%v: source %.1f µs, replayed %.1f µs; want %.1f (the table's mq-deadline / bfq+messages; stderr %q)", args, src, tgt, want, stderr)
 		}
 	}
+	// The JSON says what the prediction assumed: the host model, unless off.
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{nil, 1}, {[]string{"--host", "off"}, 0}} {
+		m := replayJSON(t, append([]string{"--sched", "mq-deadline", in}, c.args...)...)
+		ch, _ := m["change"].(map[string]any)
+		a, ok := ch["assumed"].([]any)
+		if !ok || len(a) != c.want || (c.want > 0 && !strings.Contains(fmt.Sprint(a[0]), "host model: a submission holds its CPU")) {
+			t.Errorf("%v: change.assumed %v (%T), want %d host-model sentences", c.args, ch["assumed"], ch["assumed"], c.want)
+		}
+	}
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"version": 1, "submit_ns": {"bfq": -1}}`), 0o644); err != nil {
 		t.Fatal(err)

@@ -184,6 +184,9 @@ func (m Model) renderChange(add func(string, ...any), sec func(string) string) {
 	c := r.Change
 	from := firstOf(c.From, "unknown")
 	add("%s %s -> %s: %s", sec("What-if"), from, c.To, strings.Join(c.Changed, "; "))
+	for _, a := range c.Assumed {
+		add("  assumed: %s", a)
+	}
 	add("  contention window: captured %.3f s · predicted %.3f s", r.Bandwidth.WindowReal, r.Bandwidth.WindowPred)
 	add("  %-14s %17s %15s %9s %17s %17s", "", "MiB/s", "IOPS", "share %", "p50 ms", "p99 ms")
 	row := func(name string, d diff.Delta) {
