@@ -147,10 +147,7 @@ func (h HostCosts) SubmitCost(w *Workload, recorded, target string, messages boo
 	if w.SubmitGap <= 0 {
 		return c, false, fmt.Sprintf("the capture shows %d back-to-back Q-to-Q gaps (fewer than %d)", w.SubmitGaps, minSubmitGaps)
 	}
-	src, tgt := h.SubmitNS[recorded], h.SubmitNS[target]
-	if v := h.SubmitNS[recorded+MessagesSuffix]; messages && recorded != "" && v > 0 {
-		src = v
-	}
+	src, tgt := h.SubmitNS[h.SourceKey(recorded, messages)], h.SubmitNS[target]
 	switch {
 	case recorded == "":
 		return c, false, "the recording scheduler is unknown"
@@ -161,6 +158,32 @@ func (h HostCosts) SubmitCost(w *Workload, recorded, target string, messages boo
 	}
 	t := trace.Time(float64(w.SubmitGap)*float64(tgt)/float64(src) + 0.5)
 	return SubmitCost{Source: w.SubmitGap, Target: t}, true, ""
+}
+
+// SourceKey returns the key of the table whose cost a capture recorded
+// under recorded paid: recorded+MessagesSuffix when the capture carries
+// the scheduler's messages and the table has that key, else recorded.
+func (h HostCosts) SourceKey(recorded string, messages bool) string {
+	recorded = strings.ToLower(recorded)
+	if k := recorded + MessagesSuffix; messages && recorded != "" && h.SubmitNS[k] > 0 {
+		return k
+	}
+	return recorded
+}
+
+// Traced returns a copy of h whose cost for sched is its
+// sched+MessagesSuffix cost: a table that predicts sched as it runs with
+// its messages traced (to compare with real runs recorded so), and false
+// when h has no such cost (the copy is then h's).
+func (h HostCosts) Traced(sched string) (HostCosts, bool) {
+	t := h
+	t.SubmitNS = maps.Clone(h.SubmitNS)
+	v := h.SubmitNS[sched+MessagesSuffix]
+	if v <= 0 {
+		return t, false
+	}
+	t.SubmitNS[sched] = v
+	return t, true
 }
 
 // minSubmitGaps is the fewest back-to-back gaps from which
@@ -233,9 +256,10 @@ const MessagesSuffix = "+messages"
 
 // The defaults of DefaultHostCosts, ns: the mean of two runs each of
 // bench/whatif/jobs/hostcost.fio (bench/whatif/record.sh) on the rig's
-// loop device over a file in /dev/shm, 2026-12-02 00:40-02:43 UTC at load
-// average 0.7-1.5, Workload.SubmitGap: wi-host-bfq-nomsg(-2), recorded
-// with -M (no BFQ messages), 7.3 and 7.8 us; wi-host-bfq(-2), with them,
+// loop device over a file in /dev/shm, 2026-12-02 00:14-00:17 UTC at load
+// average 1.8-2.3 and, without BFQ's messages, 02:43 at 0.9;
+// Workload.SubmitGap: wi-host-bfq-nomsg(-2), recorded with -M (no BFQ
+// messages), 7.3 and 7.8 us; wi-host-bfq(-2), with them,
 // 11.2 and 10.2 us; wi-host-mqdl(-2) 5.5 and 5.3 us; wi-host-none(-2) 4.5
 // and 4.3 us.
 //

@@ -286,6 +286,17 @@ func TestHostCostsMessages(t *testing.T) {
 			t.Errorf("%s -> %s, messages %v: %+v %v %q, want target %v", tc.rec, tc.tgt, tc.msgs, c, ok, why, tc.want)
 		}
 	}
+	// Traced: BFQ predicted as it ran with its messages on, in a copy.
+	tr, ok := h.Traced("bfq")
+	if !ok || tr.SubmitNS["bfq"] != 15000 || h.SubmitNS["bfq"] != 7500 {
+		t.Errorf("Traced(bfq): %v %v, and the table it came from %v; want bfq 15000 in the copy only", tr.SubmitNS, ok, h.SubmitNS)
+	}
+	if c, _, _ := tr.SubmitCost(w, "mq-deadline", "bfq", false); c.Target != 54*us { // 18 us * 15000/5000
+		t.Errorf("mq-deadline -> traced bfq: target %v, want 54 us", c.Target)
+	}
+	if _, ok := h.Traced("mq-deadline"); ok {
+		t.Errorf("Traced(mq-deadline): ok with no mq-deadline+messages cost")
+	}
 }
 
 // TestSubmitCostDeterministic: three processes, two sharing CPU 0, under

@@ -234,8 +234,8 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	}
 	if s.Recorded != "" {
 		h := replay.DefaultHostCosts()
-		if v := h.SubmitNS[s.Model+replay.MessagesSuffix]; s.Traced && v > 0 {
-			h.SubmitNS[s.Model] = v
+		if s.Traced {
+			h, _ = h.Traced(s.Model)
 		}
 		if c, ok, _ := h.SubmitCost(l.w, s.Recorded, s.Model, len(l.real.Messages) > 0); ok {
 			cfg.Submit = &c

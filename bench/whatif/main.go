@@ -450,11 +450,10 @@ func tracedHost(host, sched string) (string, error) {
 			return "", err
 		}
 	}
-	v := h.SubmitNS[sched+replay.MessagesSuffix]
-	if v <= 0 {
+	h, ok := h.Traced(sched)
+	if !ok {
 		return host, nil
 	}
-	h.SubmitNS[sched] = v
 	h.Measured = fmt.Sprintf("%s, with %s's cost that of %s%s (bench/whatif -traced)", h.Measured, sched, sched, replay.MessagesSuffix)
 	b, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {

@@ -708,7 +708,7 @@ func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched 
 		return nil, nil
 	}
 	traced := ""
-	if messages && h.SubmitNS[strings.ToLower(recorded)+replay.MessagesSuffix] > 0 {
+	if strings.HasSuffix(h.SourceKey(recorded, messages), replay.MessagesSuffix) {
 		traced = " with its messages traced"
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: host: a submission holds its CPU %.1fµs under %s%s (the capture's back-to-back Q-to-Q median, %d gaps), %.1fµs under %s (%s; --host off: none)\n",
