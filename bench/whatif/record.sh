@@ -63,12 +63,14 @@ rec wi-mix4-mqdl2 mq-deadline mix4.fio $A4
 rec wi-mix3-bfq-a2 bfq mix3.fio $A3
 rec wi-mix3-mqdl2 mq-deadline mix3.fio $A3
 # The host submission cost per scheduler (replay.DefaultHostCosts): one 4 KiB random reader at
-# iodepth 32 (jobs/hostcost.fio), 2 s, twice under each scheduler.
+# iodepth 32 (jobs/hostcost.fio), 2 s, twice under each scheduler, and twice under BFQ without
+# its messages (-M; the table's bfq, where wi-host-bfq gives bfq+messages).
 for r in "" -2; do
-  for s in bfq mq-deadline none; do
+  for s in bfq mq-deadline none bfq-nomsg; do
     n=wi-host-${s/mq-deadline/mqdl}$r
     [ -f "$out/$n/manifest.json" ] && continue
-    ./capture.sh -n "$n" -o "$out/$n" -s "$s" -j "$J/hostcost.fio" -d 2 -q > "$out/$n.log" 2>&1
+    m=; [ "$s" = bfq-nomsg ] && m=-M
+    ./capture.sh -n "$n" -o "$out/$n" -s "${s%-nomsg}" -j "$J/hostcost.fio" -d 2 $m -q > "$out/$n.log" 2>&1
     echo "$n rc=$?"
   done
 done
