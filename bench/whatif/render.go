@@ -134,6 +134,7 @@ func render(w io.Writer, outs []outcome) {
 	}
 	var skipped []string
 	met, metDev, n, nDev, allDev := 0, 0, 0, 0, 0
+	nDevRig, allDevRig := 0, 0
 	var byFig [4]int
 	for i := range outs {
 		o := &outs[i]
@@ -162,8 +163,14 @@ func render(w io.Writer, outs []outcome) {
 					names = append(names, figNames[f])
 				}
 			}
+			if strings.HasPrefix(o.P.Source, "rig/") {
+				nDevRig++
+			}
 			if len(names) == len(no) {
 				allDev++
+				if strings.HasPrefix(o.P.Source, "rig/") {
+					allDevRig++
+				}
 			}
 			p(" %s |", or(strings.Join(names, ", "), "none"))
 		}
@@ -180,7 +187,12 @@ func render(w io.Writer, outs []outcome) {
 		for f, k := range byFig {
 			fs = append(fs, fmt.Sprintf("%s %d", figNames[f], k))
 		}
-		p("%s.\n\n", strings.Join(fs, ", "))
+		p("%s.", strings.Join(fs, ", "))
+		if nDevRig > 0 {
+			p(" On the device the probe measured (the pairs whose source is a rig/ capture, recorded on it): %d of %d; the recorded/ and\n", allDevRig, nDevRig)
+			p("recorded-fs/ captures come from the loop devices of earlier VMs, which the probe did not measure.")
+		}
+		p("\n\n")
 	}
 	if len(skipped) > 0 {
 		p("Pairs left out (captures absent):\n\n%s\n\n", strings.Join(skipped, "\n"))
