@@ -237,15 +237,10 @@ func (t *Timing) average(now trace.Time, on int) {
 	}
 }
 
-// latency returns the latency of a request with k requests on the device
-// (itself included) holding ahead bytes besides its own, for the draw u
-// in [0, 1), ns; seq: it continues a stream (OpTiming.Seq).
-func (n *NonRotational) latency(k int, cat trace.Category, bytes uint32, ahead float64, seq bool, u float64) float64 {
-	return n.latencyAvg(k, float64(k), float64(k), cat, bytes, ahead, seq, u)
-}
-
-// latencyAvg is latency with the requests on the device averaged avg and
-// slow (saturationAvg).
+// latencyAvg returns the latency of a request with k requests on the
+// device (itself included), averaged avg and slow (saturationAvg),
+// holding ahead bytes besides its own, for the draw u in [0, 1), ns;
+// seq: it continues a stream (OpTiming.Seq).
 func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category, bytes uint32, ahead float64, seq bool, u float64) float64 {
 	o := OpOf(cat, bytes)
 	ot := n.op(o)

@@ -492,14 +492,6 @@ func ClockOffsetNs() int64 {
 	return real - mono.Nano()
 }
 
-// MonotonicNs returns CLOCK_MONOTONIC now, in ns.
-func MonotonicNs() int64 {
-	var mono syscall.Timespec
-	const clockMonotonic = 1
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockMonotonic, uintptr(unsafe.Pointer(&mono)), 0)
-	return mono.Nano()
-}
-
 func atoiPtr(s string) *int {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {

@@ -949,10 +949,6 @@ func (e *Engine) former(rq *Request) *Request {
 	return nil
 }
 
-func bioOf(rq *Request) Bio {
-	return Bio{PID: rq.PID, Cgroup: rq.Cgroup, Sector: rq.Sector, Bytes: rq.Bytes, Cat: rq.Cat}
-}
-
 // mergeOK reports whether a bio of cat and cgroup may join rq (blk_rq_merge_ok
 // and rq_mergeable): same operation, no flush or FUA on either side, same
 // cgroup and both REQ_META or neither (blk_cgroup_mergeable), rq not

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/tracesched/tracesched/replay"
@@ -118,21 +117,6 @@ func (m *manifest) queue() replay.Queue {
 
 func (m *manifest) rotational() bool {
 	return m.Device.Rotational == nil || *m.Device.Rotational != 0
-}
-
-// tunable returns iosched_tunables[name] as text ("" when absent).
-func (m *manifest) tunable(name string) string {
-	v, ok := m.IoschedTunables[name]
-	if !ok {
-		return ""
-	}
-	switch x := v.(type) {
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case string:
-		return x
-	}
-	return fmt.Sprint(v)
 }
 
 // discover lists the captures under dir/recorded, dir/recorded-fs and
