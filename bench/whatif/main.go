@@ -301,6 +301,21 @@ func pairs() []pair {
 			Real: []string{"rig/wi-seed000-bfq-30-70-nomsg"}},
 		pair{Group: "rig", Source: "rig/wi-mix4-mqdl", Sched: "bfq", Weights: a4, Note: nomsg,
 			Real: []string{"rig/wi-mix4-bfq-a-nomsg"}})
+	// The same file-system jobs with source and real run from one device:
+	// the second runs (rig/NAME-r2, the tmpfs-backed loop device) against
+	// each other. (The writeback pair is not here: fs-bfq-writeback-r2's
+	// trace is incomplete.)
+	for _, fs := range []struct{ mq, bfq string }{
+		{"fs-mqdl-2bufread", "fs-bfq-2bufread-idle2ms"}, {"fs-mqdl-fsync-vs-seqread", "fs-bfq-fsync-vs-seqread"},
+	} {
+		var sets []string
+		if strings.Contains(fs.bfq, "idle2ms") {
+			sets = []string{"slice_idle_us=2000"}
+		}
+		ps = append(ps,
+			pair{Group: "rig", Source: "rig/" + fs.mq + "-r2", Sched: "bfq", Sets: sets, Real: []string{"rig/" + fs.bfq + "-r2"}},
+			pair{Group: "rig", Source: "rig/" + fs.bfq + "-r2", Sched: "mq-deadline", Real: []string{"rig/" + fs.mq + "-r2"}})
+	}
 	return ps
 }
 

@@ -391,7 +391,19 @@ measured so), over the 32 pairs, with each capture's own calibration: median sha
 With the probe's device model: bandwidth mean error 96 -> 59 %, totals 78 -> 47 %, p50 103 -> 76
 %, and 12 of 32 pairs (was 4) come out at least as well as with the capture's own calibration on
 every figure: the probe measures the device alone, the host model the CPU that paces it here.
-Still 1 of 32 pairs meets every aim (0 with the probe).
+Still 1 of these 32 pairs meets every aim (0 with the probe).
+
+New: pairs 33-36, the file-system jobs with the source and the real run recorded on one device (the
+second runs of recorded-fs, rig/NAME-r2, on the tmpfs-backed device; the writeback pair is not there:
+fs-bfq-writeback-r2's trace is incomplete). The two buffered readers meet every aim both ways (pair
+33: total -11 %, p50 +1 %; pair 34: +7 %, -20 %; one cgroup, so no shares); with the probe they do not
+(+221 %, +238 %): the readers are paced by the page cache's readahead, not by the device the probe
+timed. The fsync writer against a reader, mq-deadline -> BFQ (pair 35): with the capture's own
+calibration the writer is predicted at 88.9 MiB/s against the real 31.6 (2.8 times; shares 17.4 pp
+off); with the probe at 32.5 (1.03 times), shares within 0.3 pp, totals 4 %, only the p50s off (73-93
+%). BFQ -> mq-deadline (pair 36) predicts the writer at 52.7 MiB/s against 106.6 (0.49 times), the
+reader's share 15.6 pp high; the probe does worse there (28.7 pp). With them 3 of 36 pairs meet every
+aim.
 
 - Where it helps most: seed 000 from mq-deadline to BFQ as traced (pairs 23-29), p50 errors
   51-98 % (613 % for pair 29, with the stalls) where they were 78-688 %, totals 8-86 % where they
