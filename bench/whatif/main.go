@@ -192,9 +192,8 @@ type outcome struct {
 	Skipped string
 	// Left: real runs present but left out (their traces incomplete).
 	Left []string
-	// Host: the --host the replays were given (a traced table: the real
-	// runs carry the target scheduler's messages, tracedHost).
-	Host   string
+	// Traced: the replays were given a traced host table (the real runs
+	// carry the target scheduler's messages, tracedHost).
 	Traced bool
 	Secs   float64
 }
@@ -247,14 +246,20 @@ func pairs() []pair {
 		{Group: "recorded", Source: "recorded/a-bfq-w100-900", Sched: "mq-deadline", Real: []string{"recorded/b-mqdl-w100-900", "recorded/b-mqdl-w500-500"}},
 		{Group: "recorded", Source: "recorded/a-bfq-w300-700", Sched: "mq-deadline", Real: []string{"recorded/b-mqdl-w500-500", "recorded/b-mqdl-w100-900"}},
 	}
-	for _, fs := range []struct{ mq, bfq string }{
+	// The file-system jobs of recorded-fs, each under mq-deadline and
+	// BFQ; the BFQ captures' tunables where they set some.
+	fsJobs := []struct{ mq, bfq string }{
 		{"fs-mqdl-2bufread", "fs-bfq-2bufread-idle2ms"}, {"fs-mqdl-fsync-vs-seqread", "fs-bfq-fsync-vs-seqread"},
 		{"fs-mqdl-writeback", "fs-bfq-writeback"}, {"fs-mqdl-untar", "fs-bfq-untar"}, {"fs-mqdl-pgbench", "fs-bfq-pgbench"},
-	} {
-		var sets []string
-		if strings.Contains(fs.bfq, "idle2ms") {
-			sets = []string{"slice_idle_us=2000"}
+	}
+	fsSets := func(bfq string) []string {
+		if strings.Contains(bfq, "idle2ms") {
+			return []string{"slice_idle_us=2000"}
 		}
+		return nil
+	}
+	for _, fs := range fsJobs {
+		sets := fsSets(fs.bfq)
 		// The second runs (record.sh, rec_fs) are real runs too where
 		// -captures holds them.
 		ps = append(ps,
@@ -303,15 +308,10 @@ func pairs() []pair {
 			Real: []string{"rig/wi-mix4-bfq-a-nomsg"}})
 	// The same file-system jobs with source and real run from one device:
 	// the second runs (rig/NAME-r2, the tmpfs-backed loop device) against
-	// each other. (The writeback pair is not here: fs-bfq-writeback-r2's
-	// trace is incomplete.)
-	for _, fs := range []struct{ mq, bfq string }{
-		{"fs-mqdl-2bufread", "fs-bfq-2bufread-idle2ms"}, {"fs-mqdl-fsync-vs-seqread", "fs-bfq-fsync-vs-seqread"},
-	} {
-		var sets []string
-		if strings.Contains(fs.bfq, "idle2ms") {
-			sets = []string{"slice_idle_us=2000"}
-		}
+	// each other, of the jobs record.sh records again (the writeback pair
+	// is not here: fs-bfq-writeback-r2's trace is incomplete).
+	for _, fs := range fsJobs[:2] {
+		sets := fsSets(fs.bfq)
 		ps = append(ps,
 			pair{Group: "rig", Source: "rig/" + fs.mq + "-r2", Sched: "bfq", Sets: sets, Real: []string{"rig/" + fs.bfq + "-r2"}},
 			pair{Group: "rig", Source: "rig/" + fs.bfq + "-r2", Sched: "mq-deadline", Real: []string{"rig/" + fs.mq + "-r2"}})
@@ -544,7 +544,7 @@ func runPair(bin string, p pair) outcome {
 			return o
 		}
 	}
-	o.Host, o.Traced = host, host != *flagHost
+	o.Traced = host != *flagHost
 	args = append(args, "--host", host)
 	hostKey := ".host-" + strings.TrimSuffix(filepath.Base(host), ".json")
 	if *flagStalls != "" {
