@@ -234,7 +234,8 @@ func fileSize(name string) int64 {
 }
 
 // replayCommand is the command line that reproduces a replay: every
-// setting spelt out, defaults included, weights by cgroup id.
+// setting that shapes the prediction spelt out, defaults included
+// (--mode, --seed, --hz, --work, --stalls, --host), weights by cgroup id.
 func replayCommand(opts *replayOptions, model schedModel, weights map[uint64]int) []string {
 	a := []string{"tracesched", "replay", "--sched", model.name}
 	if len(model.kernels) > 0 {
@@ -244,7 +245,11 @@ func replayCommand(opts *replayOptions, model schedModel, weights map[uint64]int
 		}
 		a = append(a, "--kernel", k)
 	}
-	a = append(a, "--mode", opts.mode, "--seed", strconv.FormatUint(opts.seed, 10), "--hz", strconv.Itoa(opts.hz))
+	a = append(a, "--mode", opts.mode, "--seed", strconv.FormatUint(opts.seed, 10), "--hz", strconv.Itoa(opts.hz),
+		"--work", opts.work, "--stalls", opts.stalls, "--host", opts.hostPath)
+	if opts.recordedSched != "" {
+		a = append(a, "--recorded-sched", opts.recordedSched)
+	}
 	if sets, err := parseSets(opts.sets); err == nil {
 		for _, k := range slices.Sorted(maps.Keys(sets)) {
 			a = append(a, "--set", k+"="+sets[k])
@@ -261,6 +266,12 @@ func replayCommand(opts *replayOptions, model schedModel, weights map[uint64]int
 			}
 			a = append(a, "--feature", k+"="+v)
 		}
+	}
+	for _, p := range opts.ioprios {
+		a = append(a, "--ioprio", p)
+	}
+	for _, w := range opts.bfqWarm {
+		a = append(a, "--bfq-warm", w)
 	}
 	if opts.devicePath != "" {
 		a = append(a, "--device", opts.devicePath)

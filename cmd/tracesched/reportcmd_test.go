@@ -313,7 +313,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(raw), "tracesched replay --sched mq-deadline --mode closed --seed 1 --hz 250 "+in) {
+	if !strings.Contains(string(raw), "tracesched replay --sched mq-deadline --mode closed --seed 1 --hz 250 --work auto --stalls keep --host default "+in) {
 		t.Errorf("the recorded replay command is missing")
 	}
 	if !strings.Contains(string(raw), "tracesched report "+in+" "+pred+" -o "+page) {
