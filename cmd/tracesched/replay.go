@@ -699,6 +699,10 @@ func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched 
 		}
 		from = path
 	}
+	if recorded == "" && len(do.Changes) > 0 {
+		fmt.Fprintf(ios.ErrOut, "tracesched: no host model: the recording scheduler is unknown (--recorded-sched NAME gives it)\n")
+		return nil, nil
+	}
 	if recorded == "" || recorded == sched {
 		return nil, nil // a validation: the capture's gaps carry its scheduler's cost
 	}

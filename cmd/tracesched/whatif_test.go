@@ -289,6 +289,11 @@ func TestReplayHost(t *testing.T) {
 			t.Errorf("%v: change.assumed %v (%T), want %d host-model sentences", c.args, ch["assumed"], ch["assumed"], c.want)
 		}
 	}
+	// A capture whose recording scheduler is unknown (no manifest, no
+	// messages) gets no host model, and the what-if says why.
+	if _, stderr, _ := run(t, "replay", "--sched", "bfq", "--no-manifest", "--json", fixture(t, "fx-mqdl-rw-nocg")); !strings.Contains(stderr, "no host model: the recording scheduler is unknown (--recorded-sched") {
+		t.Errorf("unknown recording scheduler: %q", stderr)
+	}
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"version": 1, "submit_ns": {"bfq": -1}}`), 0o644); err != nil {
 		t.Fatal(err)
