@@ -56,6 +56,13 @@ const (
 	ViewQueues      = program.ViewQueues
 )
 
+// ParseView returns the view called name ("overview", "divergences",
+// "timeline", "bandwidth", "queues"), and false when there is none.
+func ParseView(name string) (View, bool) { return program.ParseView(name) }
+
+// ViewNames lists the views' names in tab order.
+func ViewNames() []string { return program.ViewNames() }
+
 // Minimum usable screen; smaller ones get a notice instead of a garbled view.
 const minWidth, minHeight = 40, 10
 

@@ -161,3 +161,21 @@ func TestNavigation(t *testing.T) {
 		t.Error("q does not quit")
 	}
 }
+
+// TestWithView: the inspector opens on the view asked for (tracesched tui
+// --view), named as View.String names it; an unknown name is refused.
+func TestWithView(t *testing.T) {
+	res, info := fixtureResult(t)
+	for _, name := range tui.ViewNames() {
+		v, ok := tui.ParseView(name)
+		if !ok || v.String() != name {
+			t.Fatalf("ParseView(%q) = %v, %v", name, v, ok)
+		}
+		if got := tui.New(res, info, tui.WithRenderer(asciiRenderer()), tui.WithView(v)).ActiveView(); got != v {
+			t.Errorf("WithView(%v): opens on %v", v, got)
+		}
+	}
+	if _, ok := tui.ParseView("queue"); ok {
+		t.Errorf(`ParseView("queue") accepted`)
+	}
+}

@@ -248,6 +248,9 @@ func TestTUINeedsATerminal(t *testing.T) {
 	if _, _, code := run(t, "replay", "--sched", "none", "--tui", "--json", in); code != exitUsage {
 		t.Errorf("--tui with --json: exit %d, want 2", code)
 	}
+	if _, errOut, code := run(t, "tui", "--view", "bogus", in); code != exitUsage || !strings.Contains(errOut, `invalid --view "bogus"`) || !strings.Contains(errOut, "queues") {
+		t.Errorf("tui --view bogus: exit %d, stderr %q; want 2 and the views' names", code, errOut)
+	}
 }
 
 func TestReplayQueueAttributesReachEveryModel(t *testing.T) {

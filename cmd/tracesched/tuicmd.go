@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -15,6 +16,7 @@ import (
 
 func newTUICmd(ios *IOStreams) *cobra.Command {
 	var weights []string
+	var view string
 	var mf manifestFlags
 	cmd := &cobra.Command{
 		Use:   "tui INPUT [PREDICTED]",
@@ -28,6 +30,10 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
   $ tracesched tui sda bfq.arrow`,
 		Args: rangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			v, ok := tui.ParseView(view)
+			if !ok {
+				return usagef("invalid --view %q: want one of %s", view, strings.Join(tui.ViewNames(), ", "))
+			}
 			if !isTerminal(ios) {
 				return usagef("tui needs a terminal on standard input and output")
 			}
@@ -61,10 +67,11 @@ back, q quit. ` + "`tracesched replay ... --tui`" + ` opens it on a replay's res
 				info.Weights = w
 				return diff.Compare(realSide, predSide, thinkOptions(diff.Options{Weights: w}, predSide.Meta, realSide.Meta)), info, nil
 			}
-			return tui.RunLoading(ctx, load, ios.In, terminalOut(ios))
+			return tui.RunLoading(ctx, load, ios.In, terminalOut(ios), tui.WithView(v))
 		},
 	}
 	cmd.Flags().StringArrayVar(&weights, "weight", nil, "cgroup weight `CGROUP=W` to show beside its shares (repeatable; default: the manifest's)")
+	cmd.Flags().StringVar(&view, "view", "overview", "the view to open on, `NAME`: "+strings.Join(tui.ViewNames(), ", ")+" (keys 1-5 switch)")
 	mf.register(cmd.Flags())
 	return cmd
 }

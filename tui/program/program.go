@@ -38,6 +38,20 @@ const (
 
 var viewNames = [...]string{"overview", "divergences", "timeline", "bandwidth", "queues"}
 
+// ParseView returns the view named name (View.String's names), and
+// false when there is none.
+func ParseView(name string) (View, bool) {
+	for i, n := range viewNames {
+		if n == name {
+			return View(i), true
+		}
+	}
+	return 0, false
+}
+
+// ViewNames lists the views' names in tab order.
+func ViewNames() []string { return viewNames[:] }
+
 func (v View) String() string {
 	if v >= 0 && int(v) < len(viewNames) {
 		return viewNames[v]
