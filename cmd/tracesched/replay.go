@@ -304,6 +304,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if _, err := replay.ParseStalls(opts.stalls); err != nil {
 		return usagef("invalid value for --stalls: %v", err)
 	}
+	// The host table is read before the capture: a bad --host fails at once.
+	host, err := loadHost(opts.hostPath)
+	if err != nil {
+		return fmt.Errorf("--host: %w", err)
+	}
 	mctx, err := opts.mf.load(opts.input)
 	if err != nil {
 		return err
@@ -437,9 +442,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		Stalls:       stalls,
 	}
 	if mode == replay.Closed {
-		if cfg.Submit, err = hostModel(ios, opts.hostPath, w, do.RecordedScheduler, model.name, schedMessages(realSide), &do); err != nil {
-			return err
-		}
+		cfg.Submit = hostModel(ios, host, w, do.RecordedScheduler, model.name, schedMessages(realSide), &do)
 	}
 
 	// 4. Replay, keeping the prediction for the diff and, with -o, in Arrow.
@@ -674,42 +677,56 @@ func parseBFQWarm(args []string) (map[string]int64, error) {
 	return out, nil
 }
 
-// hostModel returns the host model of a closed-loop replay (replay.Config.Submit):
-// the table of --host ("default", the flag's default:
-// replay.DefaultHostCosts; "off": none) applied to the workload, recorded
-// under recorded (with its messages traced when messages) and replayed
-// through sched; none when they are the same or recorded is unknown (""),
-// as in a validation. In a what-if it says on stderr what it uses, or why
-// it uses none, and adds what it uses to do.Assumed (the report's
-// "assumed:" line, change.assumed in JSON).
-func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched string, messages bool, do *diff.Options) (*replay.SubmitCost, error) {
-	if path == "off" {
+// hostTable is a --host table and where it came from; nil for --host off.
+type hostTable struct {
+	costs replay.HostCosts
+	from  string // "the built-in table" or the file's path
+}
+
+// loadHost reads the table of --host: "default" (the flag's default) is
+// replay.DefaultHostCosts, "off" none (nil), anything else a HOST.json.
+func loadHost(path string) (*hostTable, error) {
+	switch path {
+	case "off":
 		return nil, nil
+	case "default":
+		return &hostTable{replay.DefaultHostCosts(), "the built-in table"}, nil
 	}
-	h := replay.DefaultHostCosts()
-	from := "the built-in table"
-	if path != "default" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if h, err = replay.LoadHostCosts(f, path); err != nil {
-			return nil, err
-		}
-		from = path
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
+	defer f.Close()
+	h, err := replay.LoadHostCosts(f, path)
+	if err != nil {
+		return nil, err
+	}
+	return &hostTable{h, path}, nil
+}
+
+// hostModel returns the host model of a closed-loop replay
+// (replay.Config.Submit): the table ht (nil: --host off, none) applied to
+// the workload, recorded under recorded (with its messages traced when
+// messages) and replayed through sched; none when they are the same or
+// recorded is unknown (""), as in a validation. In a what-if it says on
+// stderr what it uses, or why it uses none, and adds what it uses to
+// do.Assumed (the report's "assumed:" line, change.assumed in JSON).
+func hostModel(ios *IOStreams, ht *hostTable, w *replay.Workload, recorded, sched string, messages bool, do *diff.Options) *replay.SubmitCost {
+	if ht == nil {
+		return nil
+	}
+	h, from := ht.costs, ht.from
 	if recorded == "" && len(do.Changes) > 0 {
 		fmt.Fprintf(ios.ErrOut, "tracesched: no host model: the recording scheduler is unknown (--recorded-sched NAME gives it)\n")
-		return nil, nil
+		return nil
 	}
 	if recorded == "" || recorded == sched {
-		return nil, nil // a validation: the capture's gaps carry its scheduler's cost
+		return nil // a validation: the capture's gaps carry its scheduler's cost
 	}
 	c, ok, why := h.SubmitCost(w, recorded, sched, messages)
 	if !ok {
 		fmt.Fprintf(ios.ErrOut, "tracesched: no host model: %s\n", why)
-		return nil, nil
+		return nil
 	}
 	traced := ""
 	if strings.HasSuffix(h.SourceKey(recorded, messages), replay.MessagesSuffix) {
@@ -719,5 +736,5 @@ func hostModel(ios *IOStreams, path string, w *replay.Workload, recorded, sched 
 		float64(c.Source)/1e3, recorded, traced, w.SubmitGaps, float64(c.Target)/1e3, sched, from)
 	do.Assumed = append(do.Assumed, fmt.Sprintf("host model: a submission holds its CPU %.1f us under %s%s (the capture's), %.1f us under %s (%s)",
 		float64(c.Source)/1e3, recorded, traced, float64(c.Target)/1e3, sched, from))
-	return &c, nil
+	return &c
 }

@@ -301,6 +301,12 @@ func TestReplayHost(t *testing.T) {
 	if _, stderr, code := run(t, "replay", "--sched", "mq-deadline", "--host", bad, "--json", in); code == exitOK || !strings.Contains(stderr, "bad.json") {
 		t.Errorf("bad host file: exit %d, stderr %q", code, stderr)
 	}
+	// A bad --host fails before the capture is read (no calibration, no
+	// replay).
+	if _, stderr, code := run(t, "replay", "--sched", "mq-deadline", "--host", filepath.Join(dir, "absent.json"), "--json", in); code == exitOK ||
+		!strings.Contains(stderr, "--host: open ") || strings.Contains(stderr, "device model") || strings.Contains(stderr, "replayed") {
+		t.Errorf("absent host file: exit %d, stderr %q; want an error naming --host before any calibration", code, stderr)
+	}
 }
 
 // The host model where it matters: recorded/a-bfq-w100-900 (BFQ, messages
