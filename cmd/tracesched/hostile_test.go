@@ -23,6 +23,10 @@ func TestReplayRefusesUnphysicalDeviceBeforeOutput(t *testing.T) {
 	if code != exitError || !strings.Contains(errOut, "per_byte_ns") {
 		t.Fatalf("exit %d, stderr %q: want exit 1 naming per_byte_ns", code, errOut)
 	}
+	// Refused before the capture is read: the only line is the error.
+	if !strings.HasPrefix(errOut, "tracesched: --device: ") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("stderr %q: want one line, the --device error, before anything of the capture", errOut)
+	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("%d entries in the output directory, want only device.json", len(ents))
 	}

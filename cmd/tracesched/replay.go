@@ -304,10 +304,17 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if _, err := replay.ParseStalls(opts.stalls); err != nil {
 		return usagef("invalid value for --stalls: %v", err)
 	}
-	// The host table is read before the capture: a bad --host fails at once.
+	// The host table and a given device model are read before the
+	// capture: a bad --host or --device fails at once.
 	host, err := loadHost(opts.hostPath)
 	if err != nil {
 		return fmt.Errorf("--host: %w", err)
+	}
+	var given *device.Model
+	if opts.devicePath != "" {
+		if given, err = loadDeviceFile(opts.devicePath); err != nil {
+			return fmt.Errorf("--device: %w", err)
+		}
 	}
 	mctx, err := opts.mf.load(opts.input)
 	if err != nil {
@@ -352,7 +359,7 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	// 2. The device model.
 	stop := heartbeat(ios, "calibrating the device model")
 	restoreGC := phaseGC(arrayPhaseGCPercent, true)
-	dm, fitNote, err := deviceModel(ios, opts, capt, sets["rotational"] == "0")
+	dm, fitNote, err := deviceModel(ios, opts, capt, sets["rotational"] == "0", given)
 	restoreGC()
 	stop()
 	if err != nil {
@@ -574,23 +581,28 @@ func loadCapture(ctx context.Context, ios *IOStreams, name string) (*pipeline.Ca
 	return c, nil
 }
 
-// deviceModel loads --device or calibrates from the capture's requests on
-// the workload's device, through the cache of fitted models unless
-// --no-cache (a cache that cannot be used is skipped with a note on stderr).
-// notRotational (--set rotational=0, or the manifest's) skips the rotational
-// fit.
-func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture, notRotational bool) (*device.Model, string, error) {
-	if opts.devicePath != "" {
-		f, err := os.Open(opts.devicePath)
-		if err != nil {
-			return nil, "", err
-		}
-		defer f.Close()
-		m, err := device.Load(f)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", opts.devicePath, err)
-		}
-		return m, fmt.Sprintf("%s from %s", m.Kind, opts.devicePath), nil
+// loadDeviceFile reads a device model file (--device).
+func loadDeviceFile(path string) (*device.Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := device.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// deviceModel returns given (the --device model, read by loadDeviceFile)
+// or calibrates from the capture's requests on the workload's device,
+// through the cache of fitted models unless --no-cache (a cache that
+// cannot be used is skipped with a note on stderr). notRotational (--set
+// rotational=0, or the manifest's) skips the rotational fit.
+func deviceModel(ios *IOStreams, opts *replayOptions, c *pipeline.Capture, notRotational bool, given *device.Model) (*device.Model, string, error) {
+	if given != nil {
+		return given, fmt.Sprintf("%s from %s", given.Kind, opts.devicePath), nil
 	}
 	var cache *pipeline.Cache
 	if !opts.noCache {
