@@ -105,7 +105,7 @@ func compareBandwidth(real, pred *Side, opts Options) ([]Cgroup, Bandwidth) {
 	win := windowFor(int64(opts.Window), int64(end))
 	nw := int(int64(end)/win) + 1
 	bw := Bandwidth{WindowSeconds: float64(win) / 1e9, Windows: nw, Fairness: 1}
-	cw := contentionOf(real, pred, cgroupKey, false, opts.Weights, win)
+	cw := contentionOf(real, pred, false, opts.Weights, win)
 	bw.WindowReal, bw.WindowPred = cw.real.seconds(), cw.pred.seconds()
 	bw.ComparedCgroups = append([]uint64{}, cw.keys...)
 	bw.WindowFallback = cw.fallback

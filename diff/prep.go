@@ -696,14 +696,9 @@ func merge3(a []uint64, i, j int, buf []uint64) {
 	} else if len(y) == 0 {
 		y = z
 	}
-	for len(x) > 0 && len(y) > 0 {
-		if x[0] <= y[0] {
-			out, x = append(out, x[0]), x[1:]
-		} else {
-			out, y = append(out, y[0]), y[1:]
-		}
-	}
-	out = append(append(out, x...), y...)
+	n := len(out)
+	out = out[:n+len(x)+len(y)]
+	merge2(out[n:], x, y)
 	copy(a, out)
 }
 

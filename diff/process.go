@@ -37,7 +37,7 @@ type Process struct {
 
 // compareProcesses builds the Process list (by pid) and the process windows.
 func compareProcesses(real, pred *Side, opts Options) ([]Process, contention) {
-	cw := contentionOf(real, pred, pidKey, true, nil, int64(opts.Window))
+	cw := contentionOf(real, pred, true, nil, int64(opts.Window))
 	type acc struct {
 		bytes       [2]uint64
 		first, last [2]int64

@@ -47,9 +47,9 @@ type interval struct{ from, to int64 }
 const minComparedFraction = 0.05
 
 // busySets returns each key's merged busy intervals on a side (by pid
-// when pids, else by cgroup: key), from the figures accumulated as the bios
-// arrived when they hold for bridge.
-func busySets(s *Side, key bioKeyFunc, pids bool, bridge int64) map[uint64][]interval {
+// when pids, else by cgroup: bioKey), from the figures accumulated as the
+// bios arrived when they hold for bridge.
+func busySets(s *Side, pids bool, bridge int64) map[uint64][]interval {
 	if m, ok := s.stream.busySets(pids, bridge); ok {
 		return m
 	}
@@ -71,7 +71,7 @@ func busySets(s *Side, key bioKeyFunc, pids bool, bridge int64) map[uint64][]int
 	all := make([]qb, 0, n) // sized once: this is the diff's largest scratch
 	for i := range s.NumBios() {
 		if q, d, ok := busy(i); ok {
-			all = append(all, qb{key(s, i), int64(q), int64(d), i})
+			all = append(all, qb{s.bioKey(i, pids), int64(q), int64(d), i})
 		}
 	}
 	slices.SortFunc(all, func(a, b qb) int {
@@ -181,7 +181,7 @@ type sideWindow struct {
 }
 
 // measure accumulates the bios completing in ivs by key: by pid when pids,
-// else by cgroup (pidKey, cgroupKey).
+// else by cgroup (bioKey).
 func measure(s *Side, ivs []interval, pids bool) *sideWindow {
 	w := &sideWindow{ivs: ivs, ns: length(ivs), keys: map[uint64]*keyFigures{}}
 	if w.ns <= 0 {
@@ -286,24 +286,27 @@ func comparedKeys(realBytes, predBytes map[uint64]uint64, want map[uint64]int) [
 	return out
 }
 
-func bytesBy(s *Side, key bioKeyFunc, pids bool) map[uint64]uint64 {
+func bytesBy(s *Side, pids bool) map[uint64]uint64 {
 	if m, ok := s.stream.bytesBy(pids); ok {
 		return m
 	}
 	m := map[uint64]uint64{}
 	for i := range s.NumBios() {
 		if d := s.bioDone(i); d.Valid() && d >= 0 {
-			m[key(s, i)] += uint64(s.bioBytes(i))
+			m[s.bioKey(i, pids)] += uint64(s.bioBytes(i))
 		}
 	}
 	return m
 }
 
-// bioKeyFunc returns a key of bio i of s.
-type bioKeyFunc func(s *Side, i int) uint64
-
-func cgroupKey(s *Side, i int) uint64 { return s.bioCgroup(i) }
-func pidKey(s *Side, i int) uint64    { return uint64(s.bioPID(i)) }
+// bioKey returns the key bio i is measured by: its PID when pids, else
+// its cgroup.
+func (s *Side) bioKey(i int, pids bool) uint64 {
+	if pids {
+		return uint64(s.bioPID(i))
+	}
+	return s.bioCgroup(i)
+}
 
 // contention is both sides' contention windows for one kind of key.
 type contention struct {
@@ -312,11 +315,13 @@ type contention struct {
 	fallback   bool // a side's window is its whole active span
 }
 
-func contentionOf(real, pred *Side, key bioKeyFunc, pids bool, want map[uint64]int, bridge int64) contention {
-	keys := comparedKeys(bytesBy(real, key, pids), bytesBy(pred, key, pids), want)
+// contentionOf returns both sides' contention windows by pid when pids,
+// else by cgroup.
+func contentionOf(real, pred *Side, pids bool, want map[uint64]int, bridge int64) contention {
+	keys := comparedKeys(bytesBy(real, pids), bytesBy(pred, pids), want)
 	c := contention{keys: keys}
 	win := func(s *Side) []interval {
-		w := windowOf(busySets(s, key, pids, bridge), keys)
+		w := windowOf(busySets(s, pids, bridge), keys)
 		p := s.prepared()
 		if p.first == trace.NoTime || p.last <= p.first {
 			return w
