@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -122,6 +123,17 @@ func LoadHostCosts(r io.Reader, name string) (HostCosts, error) {
 		}
 	}
 	return h, nil
+}
+
+// ReadHostCosts reads the HostCosts document in the file path
+// (LoadHostCosts, its errors naming path).
+func ReadHostCosts(path string) (HostCosts, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return HostCosts{}, err
+	}
+	defer f.Close()
+	return LoadHostCosts(f, path)
 }
 
 // SubmitCost returns the host model of a replay of w, recorded under

@@ -455,13 +455,8 @@ func tracesched(bin, file string, args ...string) (*result, error) {
 func tracedHost(host, sched string) (string, error) {
 	h := replay.DefaultHostCosts()
 	if host != "default" {
-		f, err := os.Open(host)
-		if err != nil {
-			return "", err
-		}
-		h, err = replay.LoadHostCosts(f, host)
-		f.Close()
-		if err != nil {
+		var err error
+		if h, err = replay.ReadHostCosts(host); err != nil {
 			return "", err
 		}
 	}

@@ -704,12 +704,7 @@ func loadHost(path string) (*hostTable, error) {
 	case "default":
 		return &hostTable{replay.DefaultHostCosts(), "the built-in table"}, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	h, err := replay.LoadHostCosts(f, path)
+	h, err := replay.ReadHostCosts(path)
 	if err != nil {
 		return nil, err
 	}
