@@ -96,7 +96,9 @@ func MapCgroupsByPath(real, pred *Side) map[uint64]uint64 {
 }
 
 // Remap returns a copy of s (finished) whose pids and cgroup ids are
-// renamed by pids and cgroups (old -> new; ids not in a map are kept).
+// renamed by pids and cgroups (old -> new; ids not in a map are kept):
+// those of its bios, requests and scheduler messages (the queue a message
+// names, bfq1234S, is its process's).
 // A kept pid that a renamed one takes is moved out of the way (to
 // 0x80000000 | pid), so no two processes merge. s is not modified.
 func (s *Side) Remap(pids map[uint32]uint32, cgroups map[uint64]uint64) *Side {
@@ -131,6 +133,9 @@ func (s *Side) Remap(pids map[uint32]uint32, cgroups map[uint64]uint64) *Side {
 	msgs := slices.Clone(s.Messages)
 	for i := range msgs {
 		msgs[i].Cgroup = cg(msgs[i].Cgroup)
+		if p := msgs[i].Msg.PID; p > 0 { // a queue's pid (-1 a shared queue, 0 none)
+			msgs[i].Msg.PID = int32(pid(uint32(p)))
+		}
 	}
 	meta := s.Meta
 	if len(cgroups) > 0 && meta.Cgroups != nil {
@@ -142,7 +147,16 @@ func (s *Side) Remap(pids map[uint32]uint32, cgroups map[uint64]uint64) *Side {
 	}
 	out := FromData(meta, bios, reqs, msgs)
 	out.Stats = s.Stats
-	out.insertTies = s.insertTies // by message index and the messages' own pids, as the messages are kept
+	// By message index (the messages keep their order) and the pids of the
+	// insertions, renamed as the bios are.
+	out.insertTies = make([]insertTie, len(s.insertTies))
+	for k, tie := range s.insertTies {
+		c := slices.Clone(tie.counts)
+		for j := range c {
+			c[j].pid = pid(c[j].pid)
+		}
+		out.insertTies[k] = insertTie{msg: tie.msg, counts: c}
+	}
 	return out
 }
 

@@ -1,6 +1,7 @@
 package diff_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/tracesched/tracesched/diff"
@@ -40,6 +41,57 @@ func bfqMsg(t trace.Time, text string) trace.Event {
 	return trace.Event{Time: t, Action: trace.ActionMessage, Dev: 1, Cat: trace.CatNotify, Text: text}
 }
 
+// sameInstantEvents returns TestThinkTimeSameInstantOrder's events, its
+// requests and BFQ messages those of pid.
+func sameInstantEvents(pid uint32) []trace.Event {
+	var evs []trace.Event
+	add := func(es ...[]trace.Event) {
+		for _, e := range es {
+			evs = append(evs, e...)
+		}
+	}
+	msg := func(t trace.Time, body string) []trace.Event {
+		return []trace.Event{bfqMsg(t, fmt.Sprintf("bfq%dS %s", pid, body))}
+	}
+	aI, aD, aC := ttReq(pid, 0, 1000, 1000, 2000)
+	bI, bD, bC := ttReq(pid, 8, 5000, 6000, 7000)
+	cI, cD, cC := ttReq(pid, 16, 9000, 9000, 10000)
+	eI, eD, eC := ttReq(pid, 24, 20000, 20000, 20000)
+	fI, fD, fC := ttReq(pid, 32, 30000, 31000, 32000)
+	add(aI, msg(1000, "set_in_service_queue, cur-budget = 100"), aD, aC)
+	add(bI, msg(5000, "expire (2, slow 0, num_disp 1, short_ttime 1)"), msg(5000, "set_in_service_queue, cur-budget = 100"), bD, bC)
+	add(msg(8000, "expire (3, slow 0, num_disp 1, short_ttime 1)"))
+	add(cI, msg(9000, "set_in_service_queue, cur-budget = 100"), cD, cC)
+	add(msg(11000, "expire (3, slow 0, num_disp 1, short_ttime 1)"))
+	add(eI, eD, eC, fI, fD, fC)
+	return evs
+}
+
+// TestRemapKeepsInServiceSpans: a Side whose pids are renamed (diff
+// --map, two runs of one workload) renames its BFQ messages' queues with
+// them, so the think-time measure still finds each queue's in-service
+// spans. Before, the spans stayed under the old pid: insertion B of
+// TestThinkTimeSameInstantOrder, made while its queue idled in service,
+// was sampled (elapsed 3000 ns: mean 4 -> 1500 ns at 5000).
+func TestRemapKeepsInServiceSpans(t *testing.T) {
+	real := tieSide(t, sameInstantEvents(100))
+	pred := tieSide(t, sameInstantEvents(500)).Remap(map[uint32]uint32{500: 100}, nil)
+	tt := diff.Compare(real, pred, diff.Options{}).ThinkTime
+	if len(tt.PerQueue) != 1 {
+		t.Fatalf("%d queues, want 1 (pid 100)", len(tt.PerQueue))
+	}
+	q := tt.PerQueue[0]
+	if len(q.PredSeries) != len(q.RealSeries) || len(q.RealSeries) != 5 {
+		t.Fatalf("series of %d and %d insertions, want 5 each", len(q.RealSeries), len(q.PredSeries))
+	}
+	for i := range q.RealSeries {
+		r, p := q.RealSeries[i], q.PredSeries[i]
+		if r.Time != p.Time || r.Samples != p.Samples || r.Mean != p.Mean {
+			t.Errorf("insertion %d: renamed side %+v, the same events under the kept pid %+v", i, p, r)
+		}
+	}
+}
+
 // TestThinkTimeSameInstantOrder: at one instant, the think-time measure
 // follows the trace's order of insertions and BFQ's in-service messages,
 // and a request completing at the instant of its own issue (a replay's
@@ -74,27 +126,7 @@ func bfqMsg(t trace.Time, text string) trace.Event {
 //	   649128/105 = 6182. (Sorting E's C before its own D left E in
 //	   flight: no sample.)
 func TestThinkTimeSameInstantOrder(t *testing.T) {
-	var evs []trace.Event
-	add := func(es ...[]trace.Event) {
-		for _, e := range es {
-			evs = append(evs, e...)
-		}
-	}
-	aI, aD, aC := ttReq(100, 0, 1000, 1000, 2000)
-	bI, bD, bC := ttReq(100, 8, 5000, 6000, 7000)
-	cI, cD, cC := ttReq(100, 16, 9000, 9000, 10000)
-	eI, eD, eC := ttReq(100, 24, 20000, 20000, 20000)
-	fI, fD, fC := ttReq(100, 32, 30000, 31000, 32000)
-	add(aI, []trace.Event{bfqMsg(1000, "bfq100S set_in_service_queue, cur-budget = 100")}, aD, aC)
-	add(bI, []trace.Event{
-		bfqMsg(5000, "bfq100S expire (2, slow 0, num_disp 1, short_ttime 1)"),
-		bfqMsg(5000, "bfq100S set_in_service_queue, cur-budget = 100"),
-	}, bD, bC)
-	add([]trace.Event{bfqMsg(8000, "bfq100S expire (3, slow 0, num_disp 1, short_ttime 1)")})
-	add(cI, []trace.Event{bfqMsg(9000, "bfq100S set_in_service_queue, cur-budget = 100")}, cD, cC)
-	add([]trace.Event{bfqMsg(11000, "bfq100S expire (3, slow 0, num_disp 1, short_ttime 1)")})
-	add(eI, eD, eC, fI, fD, fC)
-	s := tieSide(t, evs)
+	s := tieSide(t, sameInstantEvents(100))
 	tt := diff.Compare(s, s, diff.Options{}).ThinkTime
 	if len(tt.PerQueue) != 1 {
 		t.Fatalf("%d queues, want 1 (pid 100)", len(tt.PerQueue))
