@@ -228,6 +228,16 @@ func (c *Collector) proc(pid uint32) *collectProc {
 	return p
 }
 
+// queuedAny reports whether any process queued a bio (a Q event).
+func (c *Collector) queuedAny() bool {
+	for _, p := range c.procs {
+		if p.next > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // comm returns the latest name of process pid, "" when unknown.
 func (c *Collector) comm(pid uint32) string {
 	if p := c.procCache[pid%collectPIDCache]; p != nil && p.pid == pid {
@@ -723,6 +733,11 @@ func (c *Collector) Workload() (*Workload, error) {
 		}
 	}
 	if !found || c.devs[best].bios == 0 {
+		if !c.queuedAny() {
+			// blktrace's action mask (-a) left the Q events out, or the
+			// file holds only issues or completions.
+			return nil, errors.New("capture has no bios to replay: it has no Q (queue) events, which a replay starts from (recorded with an action mask, blktrace -a, that left them out?); stats and calibrate read it")
+		}
 		return nil, errors.New("capture has no bios to replay")
 	}
 	s := c.devs[best]

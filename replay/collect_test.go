@@ -3,6 +3,7 @@ package replay
 import (
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tracesched/tracesched/internal/fixture"
@@ -207,5 +208,20 @@ func TestCollectProcPending(t *testing.T) {
 	p.push(500_000, &qs[0])
 	if p.get(500_000) != &qs[0] || p.get(499_999) != nil {
 		t.Error("a push after the window emptied is not found at its index alone")
+	}
+}
+
+// A capture without Q events (blktrace -a issue -a complete, as
+// public/keks-discard; or a blkparse text of completions only) has
+// nothing to replay, and the error says why rather than only that.
+func TestWorkloadWithoutQueueEvents(t *testing.T) {
+	c := NewCollector()
+	for i, a := range []trace.Action{trace.ActionIssue, trace.ActionComplete} {
+		e := trace.Event{Time: trace.Time(1000 * (i + 1)), Action: a, Dev: 1, Sector: 8, Bytes: 4096, PID: 7, Cat: trace.CatWrite}
+		c.Add(&e)
+	}
+	_, err := c.Workload()
+	if err == nil || !strings.Contains(err.Error(), "no Q (queue) events") {
+		t.Fatalf("err = %v, want one that names the missing Q events", err)
 	}
 }
