@@ -139,7 +139,7 @@ by path when the capture names paths.`,
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the device model's random draws")
 	f.IntVar(&opts.hz, "hz", 250, "the kernel's tick rate, where a model counts jiffies")
 	addReportFlags(f, &opts.reports, "report", "")
-	f.StringVar(&opts.recordedSched, "recorded-sched", "", "the scheduler the capture was recorded under, `NAME` (default: from a manifest.json beside it, or its messages)")
+	f.StringVar(&opts.recordedSched, "recorded-sched", "", "the scheduler the capture was recorded under, `NAME` (default: from a manifest.json beside it, or its messages; none when no request was inserted into a scheduler)")
 	f.BoolVar(&opts.noCache, "no-cache", false, "calibrate afresh: neither read nor write the cache of fitted device models")
 	opts.mf.register(f)
 	return cmd

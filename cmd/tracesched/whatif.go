@@ -24,7 +24,8 @@ type recordedSetup struct {
 // the capture's manifest (mctx: beside the capture, --manifest, or stored
 // by convert; nil when there is none or --no-manifest), else the capture's
 // scheduler messages (bfq and cfq log in their own forms; mq-deadline,
-// kyber and none log nothing).
+// kyber and none log nothing), else none when no request was inserted
+// into a scheduler (allocatedNoneInserted).
 func detectRecorded(mctx *captureContext, flag string, real *diff.Side) (recordedSetup, error) {
 	var rs recordedSetup
 	if mctx != nil {
@@ -42,6 +43,11 @@ func detectRecorded(mctx *captureContext, flag string, real *diff.Side) (recorde
 			}
 		}
 	}
+	if rs.Scheduler == "" {
+		if n := allocatedNoneInserted(real); n >= minNoElevator {
+			rs.Scheduler, rs.Source = "none", fmt.Sprintf("no I events: %d requests allocated, none inserted into a scheduler", n)
+		}
+	}
 	if flag != "" {
 		if _, err := findSched(normSched(flag)); err != nil && normSched(flag) != "kyber" {
 			return rs, usagef("invalid --recorded-sched %q: want none, mq-deadline, kyber, bfq or cfq", flag)
@@ -55,6 +61,36 @@ func detectRecorded(mctx *captureContext, flag string, real *diff.Side) (recorde
 		rs.Kernel = real.Meta.Kernel
 	}
 	return rs, nil
+}
+
+// minNoElevator is how many allocated requests (G), none of them inserted
+// (I), make detectRecorded infer that the capture went through no
+// scheduler.
+const minNoElevator = 100
+
+// allocatedNoneInserted returns how many of real's requests were allocated
+// (a G event), or 0 when any request was inserted into a scheduler (an I
+// event). Every elevator traces the insertion of each request it takes
+// (trace_block_rq_insert in dd_insert_request, bfq_insert_request,
+// kyber_insert_requests, and in 4.19's __elv_add_request for CFQ); only
+// the flush machinery's requests and passthrough bypass it. Without an
+// elevator, blk-mq issues a request directly (blk_mq_try_issue_directly)
+// and inserts it, traced, only when it gets no budget or tag; G and I are
+// in one blktrace action class (BLK_TC_QUEUE), so an action mask cannot
+// keep the one and drop the other. So a capture of allocations without a
+// single insertion was recorded under none. (The converse does not hold:
+// a none capture of a device that ran out of budget has some I events.)
+func allocatedNoneInserted(real *diff.Side) int {
+	n := 0
+	for _, r := range real.Requests() {
+		if r.Insert.Valid() {
+			return 0
+		}
+		if r.Get.Valid() {
+			n++
+		}
+	}
+	return n
 }
 
 func normSched(s string) string {

@@ -363,3 +363,32 @@ func TestLogSetIsNoChange(t *testing.T) {
 		t.Errorf("--set log=all slice_idle=2: changes %q, want the tunable", ch)
 	}
 }
+
+// A capture with no manifest and no scheduler messages is taken to be
+// recorded under none when no request was inserted into a scheduler (no
+// I events): the real run recorded/f-none-mixed under none (its manifest
+// says so; here it is not read), so a replay through BFQ is a what-if from
+// none, with its host model. A capture with I events stays unknown: the
+// fixture recorded under mq-deadline, without its manifest.
+func TestReplayInfersNoneFromInsertions(t *testing.T) {
+	if m := replayJSON(t, "--sched", "bfq", "--no-manifest", fixture(t, "fx-mqdl-rw-nocg")); m["recorded_scheduler"] != nil && m["recorded_scheduler"] != "" {
+		t.Errorf("mq-deadline capture without its manifest: recorded %v, want unknown", m["recorded_scheduler"])
+	}
+	if testing.Short() {
+		t.Skip("replays a recorded capture")
+	}
+	in := filepath.Join(shared.Path(t, "captures", "recorded", "f-none-mixed"), "f-none-mixed")
+	_, errOut, code := run(t, "replay", "--sched", "bfq", "--no-manifest", "--json", in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "what-if: recorded under none (no I events: 98456 requests allocated, none inserted into a scheduler)") {
+		t.Errorf("stderr does not say none was inferred:\n%s", errOut)
+	}
+	if !strings.Contains(errOut, "under none (the capture's") {
+		t.Errorf("no host model from none:\n%s", errOut)
+	}
+	if m := replayJSON(t, "--sched", "none", "--no-manifest", in); m["mode"] != "validate" || m["recorded_scheduler"] != "none" {
+		t.Errorf("through none: mode %v, recorded %v; want validate, none", m["mode"], m["recorded_scheduler"])
+	}
+}
