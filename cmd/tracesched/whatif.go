@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracesched/tracesched/diff"
+	"github.com/tracesched/tracesched/trace"
 )
 
 // recordedSetup is what is known of the setup a capture was recorded under.
@@ -69,11 +70,13 @@ func detectRecorded(mctx *captureContext, flag string, real *diff.Side) (recorde
 const minNoElevator = 100
 
 // allocatedNoneInserted returns how many of real's requests were allocated
-// (a G event), or 0 when any request was inserted into a scheduler (an I
+// (a G event), not counting those the flush machinery or passthrough
+// takes, or 0 when any request was inserted into a scheduler (an I
 // event). Every elevator traces the insertion of each request it takes
 // (trace_block_rq_insert in dd_insert_request, bfq_insert_request,
 // kyber_insert_requests, and in 4.19's __elv_add_request for CFQ); only
-// the flush machinery's requests and passthrough bypass it. Without an
+// PREFLUSH and FUA writes (blk_insert_flush) and passthrough bypass it,
+// so they are not counted. Without an
 // elevator, blk-mq issues a request directly (blk_mq_try_issue_directly)
 // and inserts it, traced, only when it gets no budget or tag; G and I are
 // in one blktrace action class (BLK_TC_QUEUE), so an action mask cannot
@@ -86,7 +89,7 @@ func allocatedNoneInserted(real *diff.Side) int {
 		if r.Insert.Valid() {
 			return 0
 		}
-		if r.Get.Valid() {
+		if r.Get.Valid() && r.Cat&(trace.CatFlush|trace.CatFUA|trace.CatPC) == 0 {
 			n++
 		}
 	}
