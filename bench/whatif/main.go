@@ -214,8 +214,9 @@ var (
 )
 
 // defaultDevice is the probe of the rig's loop device committed beside
-// this script (bench/whatif/README.md says how it was made).
-const defaultDevice = "bench/whatif/loop-probe-shm.device.json.zst"
+// this script, of the VM the rig/ captures of docs/whatif.md were last
+// recorded on (bench/whatif/README.md says how it was made).
+const defaultDevice = "bench/whatif/loop-probe-vm2.device.json.zst"
 
 // devicePath is the -device model as replay reads it (decompressed into
 // -work when compressed), "" for none.
