@@ -15,7 +15,7 @@
 // captures are absent are left out and listed. -device adds, for each pair,
 // the prediction made with that device model (a `tracesched probe` of the
 // loop device) beside the one made with the capture's own calibration;
-// by default the probe committed as bench/whatif/loop-probe-shm.device.json.zst
+// by default the probe committed as bench/whatif/loop-probe-vm2.device.json.zst
 // (bench/whatif/README.md), -device "" leaves it out.
 // Replays run one at a time; JSON outputs are kept in -work and reused
 // when -reuse is given.

@@ -519,7 +519,7 @@ aim.
   MiB/s (recorded-fs) and 490.5 (r2; 708.1 in the 2026-12-01 second run), fs-mqdl-2bufread 697.7
   and 450.3 (914.1), fs-bfq-fsync-vs-seqread 62.2 and 301.7 (108.1), fs-mqdl-fsync-vs-seqread 457.6
   and 709.3 (984.5). Pair 6, within 2 % of the 2026-12-01 second run, is 41 % from the nearest now.
-- **The probe** (the right-hand columns: bench/whatif/loop-probe-shm.device.json.zst, a 120 s
+- **The probe** (the right-hand columns then: bench/whatif/loop-probe-shm.device.json.zst, a 120 s
   probe of such a device on a quiet host, bench/whatif/README.md) times 140 of its own 141 cells
   within 10 %. With it no pair meets every aim and 4 of 32 come out at least as well on every
   figure (shares on 26, bandwidth on 12, totals on 12, p50s on 16). It helps where the capture's
