@@ -37,11 +37,8 @@ func detectRecorded(mctx *captureContext, flag string, real *diff.Side) (recorde
 		rs.Tunables = mctx.dev.Tunables(m)
 	}
 	if rs.Scheduler == "" {
-		for i := range real.Messages {
-			if s := real.Messages[i].Msg.Sched; s != "" {
-				rs.Scheduler, rs.Source = s, "messages"
-				break
-			}
+		if s := messagesSched(real); s != "" {
+			rs.Scheduler, rs.Source = s, "messages"
 		}
 	}
 	if rs.Scheduler == "" {
@@ -186,16 +183,20 @@ func sameValue(a, b string) bool {
 	return a == b
 }
 
-// schedMessages reports whether the real side carries a scheduler's own
-// debug messages (BFQ's or CFQ's, parsed by trace.ParseMessage).
-func schedMessages(real *diff.Side) bool {
+// messagesSched returns the scheduler whose own debug messages the real
+// side carries (BFQ's or CFQ's, parsed by trace.ParseMessage), "" for none.
+func messagesSched(real *diff.Side) string {
 	for i := range real.Messages {
-		if real.Messages[i].Msg.Sched != "" {
-			return true
+		if s := real.Messages[i].Msg.Sched; s != "" {
+			return s
 		}
 	}
-	return false
+	return ""
 }
+
+// schedMessages reports whether the real side carries a scheduler's own
+// debug messages.
+func schedMessages(real *diff.Side) bool { return messagesSched(real) != "" }
 
 // whatIfOptions fills the diff options' recorded scheduler and changes for
 // a replay, and says on stderr which mode the report is in.
