@@ -250,3 +250,38 @@ func TestOpenLoopSpanExplained(t *testing.T) {
 		t.Logf("the model keeps up on this capture (%.3f s for %.3f s)", *m.Sim, *m.Wall)
 	}
 }
+
+// A capture most of whose requests never complete (their completions
+// lost) is refused by replay, which would calibrate its device model and
+// pace its processes on what is left, unless --allow-incomplete. Every
+// completion of fx-mqdl-rw-nocg was recorded on CPU 1: without its
+// blktrace.1 file, none of the 606 requests issued on CPU 0 completes.
+func TestReplayRefusesIncompleteCapture(t *testing.T) {
+	dir := t.TempDir()
+	src := fixture(t, "fx-mqdl-rw-nocg") + ".blktrace.0.zst"
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "cpu0")
+	if err := os.WriteFile(in+".blktrace.0.zst", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := run(t, "replay", "--sched", "none", "--no-cache", in)
+	if code != exitError || !strings.Contains(errOut, "606 of 606 requests (100%) never complete") || !strings.Contains(errOut, "--allow-incomplete") {
+		t.Fatalf("exit %d, stderr %q: want exit 1, 606 of 606 never complete, naming --allow-incomplete", code, errOut)
+	}
+	// Allowed, it goes on to the calibration, which has nothing to fit.
+	_, errOut, code = run(t, "replay", "--sched", "none", "--no-cache", "--allow-incomplete", in)
+	if code == exitOK || strings.Contains(errOut, "--allow-incomplete") {
+		t.Errorf("--allow-incomplete: exit %d, stderr %q: want the calibration's error, not the refusal", code, errOut)
+	}
+	t.Logf("allowed: %s", strings.TrimSpace(errOut))
+
+	// public/hadoop-node8 lost the completions recorded on CPU 2: 56 %.
+	h := shared.Path(t, "captures", "public", "hadoop-node8")
+	_, errOut, code = run(t, "replay", "--sched", "none", "--no-cache", filepath.Join(h, "sdb"))
+	if code != exitError || !strings.Contains(errOut, "62223 of 111430 requests (56%) never complete") {
+		t.Errorf("hadoop-node8: exit %d, stderr %q: want the refusal", code, errOut)
+	}
+}

@@ -49,6 +49,7 @@ type replayOptions struct {
 
 	recordedSched string
 	noCache       bool
+	allowPartial  bool
 	mf            manifestFlags
 	schedFrom     string
 }
@@ -141,6 +142,7 @@ by path when the capture names paths.`,
 	addReportFlags(f, &opts.reports, "report", "")
 	f.StringVar(&opts.recordedSched, "recorded-sched", "", "the scheduler the capture was recorded under, `NAME` (default: from a manifest.json beside it, or its messages; none when no request was inserted into a scheduler)")
 	f.BoolVar(&opts.noCache, "no-cache", false, "calibrate afresh: neither read nor write the cache of fitted device models")
+	f.BoolVar(&opts.allowPartial, "allow-incomplete", false, fmt.Sprintf("replay a capture even when more than %d%% of its requests never complete (their completions lost)", maxIncompletePct))
 	opts.mf.register(f)
 	return cmd
 }
@@ -339,6 +341,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 		return err
 	}
 	realSide, meta, w := capt.Real, capt.Meta, capt.Workload
+	if err := checkComplete(opts.input, realSide, opts.allowPartial); err != nil {
+		return err
+	}
 	meta.Cgroups = mctx.cgroupPaths(meta.Cgroups)
 	weights, err := parseWeights(opts.weights, meta.Cgroups)
 	if err != nil {
