@@ -6,7 +6,12 @@
 //
 //   - KindNonRotational (flash, virtual and loop devices): the service time
 //     of a request is Base + PerByte*bytes for its operation class (read,
-//     write, other), times a saturation factor 1 + Slope*max(0, k-Parallelism)
+//     write, other), times its size's factor where the class has Sizes
+//     (fitted last, on the chosen model, where the capture showed two
+//     sizes or more often and the line misses one by a quarter or more,
+//     and kept where they lower the in-sample demerit; a size between two
+//     bands takes their factors interpolated in log size), times a
+//     saturation factor 1 + Slope*max(0, k-Parallelism)
 //     where k is the number of requests on the device once it is issued,
 //     (or the factor measured at k, where the capture showed k often),
 //     raised to the class's SatExp where it has one (a class other than
@@ -16,7 +21,8 @@
 //     SeqRecent requests issued ended: locality, as a loop device whose
 //     host reads its backing file ahead shows it),
 //     times a residual multiplier drawn from the class's empirical residual
-//     distribution (the sequential requests' own, SeqResidual, with Seq);
+//     distribution (the sequential requests' own, SeqResidual, with Seq;
+//     with Sizes, the table of the band nearest its size);
 //     with Hold (fitted with CalibrateOptions.HeldDraws, last, on the
 //     chosen model and outside its scoring,
 //     where the capture's slowest requests of a class come in spells:
@@ -90,8 +96,9 @@
 //
 // # JSON form
 //
-// Model.Save writes, and Load reads, this document (version 7; Load also
-// reads version 6, the same without "behind_bytes", version 5, without
+// Model.Save writes, and Load reads, this document (version 8; Load also
+// reads version 7, the same without "size_factors", version 6, without
+// "behind_bytes" either, version 5, without
 // "residual_hold_ns" either, version 4,
 // without "depth_window_ns" and "depth_curves" either, version 3, without "sequential_factor" and "sequential_residual"
 // either, version 2, without "ahead_per_byte_ns" either, and version 1,
@@ -122,6 +129,9 @@
 //	              "sequential_factor": 0.21,   factor of a request continuing a stream (optional; 0 or absent: none)
 //	              "sequential_residual": {...}, their multipliers (with sequential_factor)
 //	              "residual_hold_ns": 1000000,  a draw holds for the class's requests issued within it (optional; 0 or absent: none; at most 30 s)
+//	              "size_factors": [{"bytes": 4096, "factor": 0.25, "n": 32966, "residual": {...}}, ...],
+//	                  the mean latency at each size the capture showed often over the line's, and the
+//	                  residual table of the requests nearest it (optional; bytes rising; read and write)
 //	              "residual": {"p": [0, ...], "x": [0.61, ...]}},  multipliers, mean about 1
 //	    "write": {...}, "other": {...}         absent when the capture had none
 //	    "batching": {"join_lead_ns": 86000, "join_window_ns": 400000, "drain_ns": 780,

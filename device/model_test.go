@@ -51,7 +51,7 @@ func TestSaveLoad(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"version":  `{"version": 8, "kind": "rotational", "rotational": {}}`,
+		"version":  `{"version": 9, "kind": "rotational", "rotational": {}}`,
 		"v5hold":   `{"version": 5, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000}}}`,
 		"hold":     `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": -1}}}`,
 		"holdmax":  `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000000000000}}}`,
@@ -59,6 +59,9 @@ func TestSaveLoad(t *testing.T) {
 		"v2ahead":  `{"version": 2, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1}}}`,
 		"ahead":    `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": -1}}}`,
 		"aheadmax": `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1e9}}}`,
+		"v7sizes":  `{"version": 7, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 4096, "factor": 0.2, "n": 1, "residual": {"p": [], "x": []}}, {"bytes": 65536, "factor": 1, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
+		"sizeord":  `{"version": 8, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 65536, "factor": 1, "n": 1, "residual": {"p": [], "x": []}}, {"bytes": 4096, "factor": 0.2, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
+		"sizezero": `{"version": 8, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 4096, "factor": 0, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
 		"v1batch":  `{"version": 1, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5}, "batching": {"join_lead_ns": 1}}}`,
 		"kind":     `{"version": 1, "kind": "tape"}`,
 		"section":  `{"version": 1, "kind": "nonrotational"}`,

@@ -245,7 +245,7 @@ func (n *NonRotational) latencyAvg(k int, avg, slow float64, cat trace.Category,
 	o := OpOf(cat, bytes)
 	ot := n.op(o)
 	l := ot.mean(bytes) * n.factor(o, bytes, k, seq, avg, slow) * ot.seqScale(seq)
-	r := ot.residual(k, seq)
+	r := ot.residual(k, seq, bytes)
 	if len(n.Curves) > 0 && !(seq && ot.Seq > 0 && ot.SeqResidual.Len() > 0) {
 		if cr := n.curveResidual(o, bytes, k, seq); cr.Len() > 0 {
 			r = cr
