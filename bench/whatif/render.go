@@ -99,7 +99,7 @@ func render(w io.Writer, outs []outcome) {
 	p("shared 2-core machines differ by up to 25 %% in bandwidth). Aims (issue 10): shares within 3 pp,\n")
 	p("per-cgroup and total bandwidth within 15 %%, p50 within 25 %%. Latency is bio Q2C.\n")
 	p("recorded/ and recorded-fs/ are ../shared/captures; rig/ are captures recorded for these pairs on\n")
-	p("2026-12-02 with ../shared/rig by bench/whatif/record.sh on a tmpfs-backed loop device of a second VM (see its section below) (jobs in\n")
+	p("2026-12-02 with ../shared/rig by bench/whatif/record.sh on a tmpfs-backed loop device of a third VM (see its section below) (jobs in\n")
 	p("bench/whatif/jobs; too large for the repository; `-captures DIR` names where they are).\n")
 	switch *flagHost {
 	case "off":
@@ -113,7 +113,7 @@ func render(w io.Writer, outs []outcome) {
 		p("Where a pair's real runs were recorded with the target scheduler's debug messages traced (every BFQ run\n")
 		p("here but those marked \"without BFQ messages\"), BFQ is predicted as traced: the table's `bfq+messages`\n")
 		p("cost as BFQ's (`-traced`), since tracing them costs the submitting CPU more than the untraced BFQ\n")
-		p("a what-if predicts (7.6 against 10.7 us a 4 KiB read on the first VM's device, replay.DefaultHostCosts; 11.7 against 20.5 on the second's).\n\n")
+		p("a what-if predicts (7.6 against 10.7 us a 4 KiB read on the first VM's device, replay.DefaultHostCosts; 11.7 against 20.5 on the second's, 2.35 against 4.2 on the third's).\n\n")
 	} else if *flagHost != "off" {
 		p("\n")
 	}
@@ -372,12 +372,57 @@ func seedTable(w io.Writer, outs []outcome) {
 // recordings it names (2026-12-02 on a tmpfs-backed loop device of two
 // VMs, and the earlier findings of 2026-12-01); the tables above are
 // regenerated, this text is not.
-const findings = `## Recorded again on a second VM (2026-12-02 05:54-06:56 UTC)
+const findings = `## Recorded on a third VM, with size bands in the device model (2026-12-02 15:07-16:05 UTC)
 
-The tables above come from rig/ captures recorded on a second VM (same kernel, 2 vCPUs, the rig's
-image again a file in /dev/shm; bench/whatif/README.md), with bench/whatif/record.sh at 05:58-06:27
-UTC at load average 1.1-1.5, the models and the script unchanged; the sections after this one
-describe the first VM's captures, so their numbers are not those of the tables. The BFQ run of the
+The tables above come from rig/ captures recorded a third time, on a third VM (same kernel, 2 vCPUs,
+the rig's image a file in /dev/shm), with bench/whatif/record.sh at 15:07-15:39 UTC at load average
+0.2-1.5; rig/fs-bfq-writeback-r2 was again incomplete (286 D events against the kernel's 312) and is
+left out. This VM's device was not probed: the right-hand columns still use the second VM's probe
+(loop-probe-vm2), a device none of these captures was recorded on. The next section describes the
+second VM's captures and the one after it the first VM's; their numbers are not those of the tables.
+
+**The three VMs, the same script and the default host table.** "Before size bands" is the
+previous revision's device model on this VM's captures; the tables above are with them:
+
+| figure, 36 pairs | second VM | third VM, before size bands | third VM |
+|---|---|---|---|
+| share error, median / mean | 0.9 / 3.9 pp | 0.8 / 3.4 pp | 0.6 / 3.0 pp |
+| shares within 3 pp | 27 | 25 | 27 |
+| cgroup bandwidth error, median; within 15 % | 28.0 %; 9 | 27.0 %; 8 | 26.0 %; 9 |
+| total bandwidth error, median; within 15 % | 21.0 %; 15 | 20.5 %; 14 | 19.5 %; 15 |
+| p50 error, median; within 25 % | 72.5 %; 7 | 69.0 %; 7 | 59.5 %; 7 |
+| pairs meeting every aim | 2 | 2 | 2 |
+| probe no worse on every figure | 9 | 4 | 3 |
+
+**Size bands** (device.OpTiming.Sizes). This VM's loop device served wi-mix4-mqdl's 4 KiB random
+reads in 5 us (D2C p50), its 64 KiB random reads in 150 us and its 1 MiB sequential reads in 620 us:
+the class's line through them gave a 4 KiB read 125 us, and the one residual table of the class
+could not make that up, so the replay held cg1's psync reader at 30 MiB/s for the real 86 through
+mq-deadline itself. Each size the capture shows often now gets its own mean and residual table,
+kept where they lower the in-sample demerit: wi-mix4-mqdl 15.3 -> 4.2 %, wi-mix3-bfq-a 12.9 -> 8.5 %,
+fs-bfq-fsync-vs-seqread-r2 1.9 -> 1.5 %; rejected on the other rig/ sources (wi-mix3-mqdl: 10.1 %
+without, 88.2 % with, its spread owed to the load more than to the size). No recorded/ or
+recorded-fs/ capture gets them. The pairs that moved (share, cgroup and total bandwidth, p50 error):
+16 2.6 -> 1.3 pp, 63 -> 12 %, 23 -> 8 %, 145 -> 69 %; 17 10.9 -> 0.5 pp, 79 -> 41 %, 74 -> 40 %, 648 ->
+1892 %; 32 6.1 -> 2.4 pp, 77 -> 31 %, 12 -> 0 %, 720 -> 56 %; 22 and 36 within a point or 2 %, p50
+of 36 64 -> 26 %. Replayed through its own scheduler, wi-mix4-mqdl's cgroups went from -64.9, +46.8
+and +1.1 % to +3.6, +1.3 and -0.7 % (span 4.34 -> 1.53 s, real 1.50).
+
+**The host table here** (jobs/hostcost.fio, Workload.SubmitGap, two runs each): BFQ untraced 2.5 and
+2.2 us, BFQ with its messages 4.2 and 4.2, mq-deadline 2.2 and 2.2, none 1.8 and 1.9, against the
+built-in table's 7.55, 10.7, 5.4 and 4.4: this VM submits 2.4-3.2 times faster than the first, and BFQ
+over mq-deadline is 1.07 here, 1.17 on the second VM and 1.40 on the first. The built-in table stays.
+
+**Seed 000 at 100:900** once more: the real BFQ runs without messages gave the weight-100 cgroup
+11.1 and 34.8 % here (pair 30), the model 11.3 %; two runs of the job on one VM, minutes apart, 24
+points apart.
+
+## Recorded again on a second VM (2026-12-02 05:54-06:56 UTC)
+
+These are the second VM's findings, from its rig/ captures (same kernel, 2 vCPUs, the rig's
+image again a file in /dev/shm; bench/whatif/README.md), recorded with bench/whatif/record.sh at
+05:58-06:27 UTC at load average 1.1-1.5, the models and the script as they were then; the sections
+after this one describe the first VM's captures. None of their numbers are those of the tables. The BFQ run of the
 writeback job (rig/fs-bfq-writeback-r2) was again incomplete (369 D events in / against the
 kernel's 461) and is left out. The right-hand columns use this VM's probe
 (loop-probe-vm2.device.json.zst, 06:45-06:50).
