@@ -107,6 +107,11 @@ func (m *Model) checkBounds() error {
 					return err
 				}
 			}
+			for i, b := range t.Sizes {
+				if err := factors(fmt.Sprintf("nonrotational %s size_factors[%d] residual", o, i), b.Residual); err != nil {
+					return err
+				}
+			}
 		}
 		if b := n.Batching; b != nil {
 			for _, d := range append([]time.Duration{b.JoinLead, b.JoinWindow, b.Drain, b.BunchGap}, append(append(b.OpDrain, b.OpJoinLead...), b.OpJoinWindow...)...) {

@@ -378,9 +378,11 @@ type OpTiming struct {
 	// residual table for the class cannot make that up: 4 KiB random
 	// reads took 5 us (D2C p50) among 64 KiB random and 1 MiB sequential
 	// ones of 150 and 620 us on a fast loop device (rig/wi-mix4-mqdl),
-	// where the line gave 125 us; Residual and ByInflight are then the
-	// multipliers of the corrected latency. Bytes rising, Factor
-	// positive. Version 8 on.
+	// where the line gave 125 us. Each band then has a residual table of
+	// its own, which replaces ByInflight (left empty) and Residual (the
+	// multipliers of the corrected latency over every size) for the
+	// requests nearest its size. Bytes rising, Factor positive. Version
+	// 8 on.
 	Sizes []SizeBand `json:"size_factors,omitempty"`
 }
 
