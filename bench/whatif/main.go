@@ -15,7 +15,7 @@
 // captures are absent are left out and listed. -device adds, for each pair,
 // the prediction made with that device model (a `tracesched probe` of the
 // loop device) beside the one made with the capture's own calibration;
-// by default the probe committed as bench/whatif/loop-probe-vm2.device.json.zst
+// by default the probe committed as bench/whatif/loop-probe-vm3.device.json.zst
 // (bench/whatif/README.md), -device "" leaves it out.
 // Replays run one at a time; JSON outputs are kept in -work and reused
 // when -reuse is given.
@@ -216,7 +216,7 @@ var (
 // defaultDevice is the probe of the rig's loop device committed beside
 // this script, of the VM the rig/ captures of docs/whatif.md were last
 // recorded on (bench/whatif/README.md says how it was made).
-const defaultDevice = "bench/whatif/loop-probe-vm2.device.json.zst"
+const defaultDevice = "bench/whatif/loop-probe-vm3.device.json.zst"
 
 // devicePath is the -device model as replay reads it (decompressed into
 // -work when compressed), "" for none.
