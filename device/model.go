@@ -451,8 +451,11 @@ func (t *OpTiming) mean(bytes uint32) float64 {
 
 // sizeFactor returns the correction of Sizes for a request of bytes: 1
 // without Sizes.
-func (t *OpTiming) sizeFactor(bytes uint32) float64 {
-	b := t.Sizes
+func (t *OpTiming) sizeFactor(bytes uint32) float64 { return bandFactor(t.Sizes, bytes) }
+
+// bandFactor returns the factor of bands b (OpTiming.Sizes) for a request
+// of bytes: 1 without bands.
+func bandFactor(b []SizeBand, bytes uint32) float64 {
 	switch {
 	case len(b) == 0:
 		return 1

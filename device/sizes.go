@@ -121,7 +121,7 @@ func fitSizes(n *NonRotational, ss []sample, nq int) {
 			if !ok {
 				continue
 			}
-			x /= sizeFactorOf(sizes, s.bytes)
+			x /= bandFactor(sizes, s.bytes)
 			if s.seq && t.Seq > 0 && t.SeqResidual.Len() > 0 {
 				seq = append(seq, x)
 				continue
@@ -162,10 +162,4 @@ func sizeResidual(n *NonRotational, t *OpTiming, s sample) (float64, bool) {
 		return 0, false
 	}
 	return max(s.d2c-t.wait(s.ahead), 0) / m, true
-}
-
-// sizeFactorOf is OpTiming.sizeFactor of bands b.
-func sizeFactorOf(b []SizeBand, bytes uint32) float64 {
-	t := OpTiming{Sizes: b}
-	return t.sizeFactor(bytes)
 }

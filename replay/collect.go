@@ -753,7 +753,7 @@ func (c *Collector) Workload() (*Workload, error) {
 		// Issues the capture never completed: at its end, or lost (a
 		// per-CPU file missing, events dropped), which would leave the
 		// count above in flight for good.
-		if stale := s.recs.staleIssues(); stale > 0 {
+		if s.recs.lostCompletions() {
 			depth = s.recs.completedDepth()
 		}
 	}
@@ -793,86 +793,46 @@ func (c *Collector) Workload() (*Workload, error) {
 	return w, nil
 }
 
-// staleIssues returns how many of the stored bios were issued and never
-// completed although they had been on the device longer than any bio that
+// lostCompletions reports whether a stored bio was issued and never
+// completed although it had been on the device longer than any bio that
 // did complete took (the largest D to C among them) by the time of the
-// capture's last completion: their completions are missing from the
-// capture (a per-CPU file or events lost), where a bio still in flight
-// when the capture stopped had not been on the device that long.
-func (s *recordStore) staleIssues() int {
+// capture's last completion: its completion is missing from the capture
+// (a per-CPU file or events lost), where a bio still in flight when the
+// capture stopped had not been on the device that long.
+func (s *recordStore) lostCompletions() bool {
 	var issue, done [256]int64
-	last, longest := trace.NoTime, trace.Time(0)
+	last, longest, oldestOpen := trace.NoTime, trace.Time(0), trace.Time(math.MaxInt64)
 	for i := 0; i < s.n; {
 		is, ds := s.issue.Values(i, issue[:]), s.done.Values(i, done[:])
 		for j, d := range ds {
-			if iv, dv := trace.Time(is[j]), trace.Time(d); iv.Valid() && dv.Valid() {
+			switch iv, dv := trace.Time(is[j]), trace.Time(d); {
+			case iv.Valid() && dv.Valid():
 				last, longest = max(last, dv), max(longest, dv-iv)
+			case iv.Valid():
+				oldestOpen = min(oldestOpen, iv)
 			}
 		}
 		i += len(ds)
 	}
-	if !last.Valid() {
-		return 0
-	}
-	n := 0
-	for i := 0; i < s.n; {
-		is, ds := s.issue.Values(i, issue[:]), s.done.Values(i, done[:])
-		for j, d := range ds {
-			if iv := trace.Time(is[j]); iv.Valid() && !trace.Time(d).Valid() && last-iv > longest {
-				n++
-			}
-		}
-		i += len(ds)
-	}
-	return n
+	return last.Valid() && last-oldestOpen > longest
 }
 
 // completedDepth returns the most requests on the device at once counting
-// the stored bios the capture completed, once per request (bios sharing a
-// request share its issue and completion): the depth Workload's slice path
-// (FromRecords) measures.
+// the stored bios the capture completed, once per request: the depth
+// NewWorkloadFromRecords measures.
 func (s *recordStore) completedDepth() int {
 	var issue, done [256]int64
-	type span struct{ issue, done trace.Time }
-	var spans []span
+	var spans []ioSpan
 	for i := 0; i < s.n; {
 		is, ds := s.issue.Values(i, issue[:]), s.done.Values(i, done[:])
 		for j, d := range ds {
 			if iv, dv := trace.Time(is[j]), trace.Time(d); iv.Valid() && dv.Valid() {
-				spans = append(spans, span{iv, dv})
+				spans = append(spans, ioSpan{iv, dv})
 			}
 		}
 		i += len(ds)
 	}
-	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].issue != spans[j].issue {
-			return spans[i].issue < spans[j].issue
-		}
-		return spans[i].done < spans[j].done
-	})
-	type mark struct {
-		t trace.Time
-		d int
-	}
-	marks := make([]mark, 0, 2*len(spans))
-	for i, sp := range spans {
-		if i > 0 && sp == spans[i-1] {
-			continue
-		}
-		marks = append(marks, mark{sp.issue, 1}, mark{sp.done, -1})
-	}
-	sort.Slice(marks, func(i, j int) bool {
-		if marks[i].t != marks[j].t {
-			return marks[i].t < marks[j].t
-		}
-		return marks[i].d < marks[j].d
-	})
-	cur, most := 0, 0
-	for _, m := range marks {
-		cur += m.d
-		most = max(most, cur)
-	}
-	return most
+	return maxInFlight(spans)
 }
 
 // storedRecord is a Record as the Collector keeps it: no pointers, the

@@ -477,37 +477,16 @@ func NewWorkloadFromRecords(recs []Record) (*Workload, error) {
 	w := &Workload{perPID: map[uint32]int{}}
 	st := newStatsBuilder()
 
-	type span struct {
-		t trace.Time
-		d int
-	}
-	var marks []span
-	seen := map[[2]trace.Time]bool{} // bios sharing a request count once
+	var spans []ioSpan
 	for i := range rs {
 		r := &rs[i]
 		w.perPID[r.PID]++
 		st.add(r)
-
-		if k := [2]trace.Time{r.Issue, r.Done}; r.Issue.Valid() && r.Done.Valid() && !seen[k] {
-			seen[k] = true
-			marks = append(marks, span{r.Issue, 1}, span{r.Done, -1})
+		if r.Issue.Valid() && r.Done.Valid() {
+			spans = append(spans, ioSpan{r.Issue, r.Done})
 		}
 	}
-	// Depth from the records' (issue, done) intervals; bios sharing a
-	// request count once per distinct interval.
-	sort.Slice(marks, func(i, j int) bool {
-		if marks[i].t != marks[j].t {
-			return marks[i].t < marks[j].t
-		}
-		return marks[i].d < marks[j].d
-	})
-	cur := 0
-	for _, m := range marks {
-		cur += m.d
-		if cur > w.Depth {
-			w.Depth = cur
-		}
-	}
+	w.Depth = maxInFlight(spans)
 	w.Bios = len(rs)
 	st.finish(w)
 	w.stallsFn = func() stallSet {
@@ -549,6 +528,46 @@ func (s *sliceSource) close() {
 		s.done()
 		s.done = nil
 	}
+}
+
+// ioSpan is a request's time on the device, from its issue (D) to its
+// completion (C).
+type ioSpan struct{ issue, done trace.Time }
+
+// maxInFlight returns the most requests on the device at once over spans,
+// each distinct span counted once (bios sharing a request share its
+// span); spans is reordered. A completion at an instant counts before an
+// issue at it.
+func maxInFlight(spans []ioSpan) int {
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].issue != spans[j].issue {
+			return spans[i].issue < spans[j].issue
+		}
+		return spans[i].done < spans[j].done
+	})
+	type mark struct {
+		t trace.Time
+		d int
+	}
+	marks := make([]mark, 0, 2*len(spans))
+	for i, sp := range spans {
+		if i > 0 && sp == spans[i-1] {
+			continue
+		}
+		marks = append(marks, mark{sp.issue, 1}, mark{sp.done, -1})
+	}
+	sort.Slice(marks, func(i, j int) bool {
+		if marks[i].t != marks[j].t {
+			return marks[i].t < marks[j].t
+		}
+		return marks[i].d < marks[j].d
+	})
+	cur, most := 0, 0
+	for _, m := range marks {
+		cur += m.d
+		most = max(most, cur)
+	}
+	return most
 }
 
 // inferrer applies the closed-loop rule (Workload) to records given in

@@ -336,14 +336,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 
 	// 1. The capture, read once: the real side (for the diff and the
 	// calibration) and the workload (the bios per process, replayed).
-	capt, err := loadCapture(ctx, ios, opts.input)
+	capt, err := loadCapture(ctx, ios, opts.input, opts.allowPartial)
 	if err != nil {
 		return err
 	}
 	realSide, meta, w := capt.Real, capt.Meta, capt.Workload
-	if err := checkComplete(opts.input, realSide, opts.allowPartial); err != nil {
-		return err
-	}
 	meta.Cgroups = mctx.cgroupPaths(meta.Cgroups)
 	weights, err := parseWeights(opts.weights, meta.Cgroups)
 	if err != nil {
@@ -568,8 +565,9 @@ func loadSide(ctx context.Context, ios *IOStreams, name string) (*diff.Side, tra
 }
 
 // loadCapture reads an input once into a pipeline.Capture, with progress
-// and the reader's diagnostics on stderr.
-func loadCapture(ctx context.Context, ios *IOStreams, name string) (*pipeline.Capture, error) {
+// and the reader's diagnostics on stderr; it refuses a capture more than
+// maxIncompletePct of whose requests never complete, unless allowPartial.
+func loadCapture(ctx context.Context, ios *IOStreams, name string, allowPartial bool) (*pipeline.Capture, error) {
 	l := pipeline.NewLoader()
 	meta, diag, err := readInput(ctx, ios, name, "reading "+name, func(e *trace.Event) error {
 		l.Add(e)
@@ -582,7 +580,11 @@ func loadCapture(ctx context.Context, ios *IOStreams, name string) (*pipeline.Ca
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	warnIncomplete(ios, name, diag, countIncomplete(c.Real), uint64(c.Real.NumRequests()))
+	incomplete, total := countIncomplete(c.Real), uint64(c.Real.NumRequests())
+	warnIncomplete(ios, name, diag, incomplete, total)
+	if err := checkComplete(name, incomplete, total, allowPartial); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
