@@ -96,8 +96,9 @@
 //
 // # JSON form
 //
-// Model.Save writes, and Load reads, this document (version 8; Load also
-// reads version 7, the same without "size_factors", version 6, without
+// Model.Save writes, and Load reads, this document (version 9; Load also
+// reads version 8, the same without "sustained_load_windows" in its
+// coverage, version 7, without "size_factors" either, version 6, without
 // "behind_bytes" either, version 5, without
 // "residual_hold_ns" either, version 4,
 // without "depth_window_ns" and "depth_curves" either, version 3, without "sequential_factor" and "sequential_residual"
@@ -110,7 +111,7 @@
 // nondecreasing, interpolated linearly in between; up to 1025 entries.
 //
 //	{
-//	  "version": 7,
+//	  "version": 9,
 //	  "kind": "nonrotational" | "rotational",
 //	  "nonrotational": {
 //	    "parallelism": 8,            requests the device serves at once
@@ -145,7 +146,12 @@
 //	    "revolution_ns": 8333333, "per_byte_ns": 8.1, "write_ns": 0,
 //	    "seq_window_sectors": 128, "seq_base_ns": 150000,
 //	    "residual_ns": {"p": [...], "x": [...]}, "seq_residual_ns": {...}  nanoseconds
-//	  }
+//	  },
+//	  "coverage": {"requests": 137924, "depth_buckets": [3632, 5419, ...], "max_depth": 32,
+//	               "ops": [{"op": "read", "requests": 137924, "min_bytes": 4096, "max_bytes": 4096}],
+//	               "sustained_load_windows": [1, 0, ..., 105, 27, 0, ...],  10 ms windows by their
+//	                   average load, quarter octaves from 1 request (41 entries; optional)
+//	               "sources": ["..."]}   what the calibration saw (optional)
 //	}
 //
 // Only the section named by kind is required; Load rejects other versions.

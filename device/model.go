@@ -21,8 +21,9 @@ import (
 // and DepthWindow: none) and version 5 (before the held residual draw,
 // OpTiming.Hold: 0) and version 6 (before the wait behind large
 // requests, NonRotational.Behind: 0) and version 7 (before the size
-// bands, OpTiming.Sizes: none).
-const Version = 8
+// bands, OpTiming.Sizes: none) and version 8 (before the sustained load
+// of the coverage, Coverage.Sustained: not measured).
+const Version = 9
 
 // Kind is the kind of timing model.
 type Kind uint8
@@ -528,6 +529,25 @@ func distance(head, sector uint64) uint64 {
 func (m *Model) Validate() error {
 	if m.Version < 1 || m.Version > Version {
 		return fmt.Errorf("unsupported device model version %d (want 1 to %d)", m.Version, Version)
+	}
+	if c := m.Coverage; c != nil {
+		if len(c.Sustained) > 0 && m.Version < 9 {
+			return fmt.Errorf("coverage sustained_load_windows in a version %d model", m.Version)
+		}
+		for _, h := range [...]struct {
+			name string
+			n    []int
+			max  int
+		}{{"depth_buckets", c.Depths, depthBuckets}, {"sustained_load_windows", c.Sustained, SustainedBins}} {
+			if len(h.n) > h.max {
+				return fmt.Errorf("coverage %s: %d entries, at most %d", h.name, len(h.n), h.max)
+			}
+			for _, v := range h.n {
+				if v < 0 {
+					return fmt.Errorf("coverage %s: negative count %d", h.name, v)
+				}
+			}
+		}
 	}
 	switch m.Kind {
 	case KindNonRotational:

@@ -30,7 +30,9 @@ func diskModel() *Model {
 }
 
 func TestSaveLoad(t *testing.T) {
-	for _, m := range []*Model{flashModel(), diskModel()} {
+	covered := flashModel() // with the coverage of its calibration, the sustained load included
+	covered.Coverage = CoverageOf(closedLoop(4, 10, trace.Time(time.Millisecond), 1000))
+	for _, m := range []*Model{flashModel(), diskModel(), covered} {
 		var buf bytes.Buffer
 		if err := m.Save(&buf); err != nil {
 			t.Fatal(err)
@@ -51,23 +53,26 @@ func TestSaveLoad(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"version":  `{"version": 9, "kind": "rotational", "rotational": {}}`,
-		"v5hold":   `{"version": 5, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000}}}`,
-		"hold":     `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": -1}}}`,
-		"holdmax":  `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000000000000}}}`,
-		"v3seq":    `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "sequential_factor": 0.5}}}`,
-		"v2ahead":  `{"version": 2, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1}}}`,
-		"ahead":    `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": -1}}}`,
-		"aheadmax": `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1e9}}}`,
-		"v7sizes":  `{"version": 7, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 4096, "factor": 0.2, "n": 1, "residual": {"p": [], "x": []}}, {"bytes": 65536, "factor": 1, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
-		"sizeord":  `{"version": 8, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 65536, "factor": 1, "n": 1, "residual": {"p": [], "x": []}}, {"bytes": 4096, "factor": 0.2, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
-		"sizezero": `{"version": 8, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 4096, "factor": 0, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
-		"v1batch":  `{"version": 1, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5}, "batching": {"join_lead_ns": 1}}}`,
-		"kind":     `{"version": 1, "kind": "tape"}`,
-		"section":  `{"version": 1, "kind": "nonrotational"}`,
-		"unknown":  `{"version": 1, "kind": "rotational", "rotational": {}, "extra": 1}`,
-		"negative": `{"version": 1, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": -5}}}`,
-		"order":    `{"version": 1, "kind": "rotational", "rotational": {"residual_ns": [3, 1]}}`,
+		"version":      `{"version": 10, "kind": "rotational", "rotational": {}}`,
+		"v8sustained":  `{"version": 8, "kind": "rotational", "rotational": {}, "coverage": {"requests": 1, "depth_buckets": [1], "max_depth": 1, "ops": [], "sustained_load_windows": [1]}}`,
+		"sustainedneg": `{"version": 9, "kind": "rotational", "rotational": {}, "coverage": {"requests": 1, "depth_buckets": [1], "max_depth": 1, "ops": [], "sustained_load_windows": [-1]}}`,
+		"sustainedlen": `{"version": 9, "kind": "rotational", "rotational": {}, "coverage": {"requests": 1, "depth_buckets": [1], "max_depth": 1, "ops": [], "sustained_load_windows": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1]}}`,
+		"v5hold":       `{"version": 5, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000}}}`,
+		"hold":         `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": -1}}}`,
+		"holdmax":      `{"version": 6, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "write": {"base_ns": 5, "residual_hold_ns": 1000000000000}}}`,
+		"v3seq":        `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "sequential_factor": 0.5}}}`,
+		"v2ahead":      `{"version": 2, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1}}}`,
+		"ahead":        `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": -1}}}`,
+		"aheadmax":     `{"version": 3, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "ahead_per_byte_ns": 1e9}}}`,
+		"v7sizes":      `{"version": 7, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 4096, "factor": 0.2, "n": 1, "residual": {"p": [], "x": []}}, {"bytes": 65536, "factor": 1, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
+		"sizeord":      `{"version": 8, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 65536, "factor": 1, "n": 1, "residual": {"p": [], "x": []}}, {"bytes": 4096, "factor": 0.2, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
+		"sizezero":     `{"version": 8, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5, "size_factors": [{"bytes": 4096, "factor": 0, "n": 1, "residual": {"p": [], "x": []}}]}}}`,
+		"v1batch":      `{"version": 1, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": 5}, "batching": {"join_lead_ns": 1}}}`,
+		"kind":         `{"version": 1, "kind": "tape"}`,
+		"section":      `{"version": 1, "kind": "nonrotational"}`,
+		"unknown":      `{"version": 1, "kind": "rotational", "rotational": {}, "extra": 1}`,
+		"negative":     `{"version": 1, "kind": "nonrotational", "nonrotational": {"parallelism": 1, "read": {"base_ns": -5}}}`,
+		"order":        `{"version": 1, "kind": "rotational", "rotational": {"residual_ns": [3, 1]}}`,
 	}
 	for name, s := range bad {
 		if _, err := Load(strings.NewReader(s)); err == nil {

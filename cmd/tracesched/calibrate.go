@@ -86,5 +86,8 @@ func calibrateRun(ctx context.Context, ios *IOStreams, opts *calibrateOptions) e
 		return enc.Encode(fit)
 	}
 	fmt.Fprintf(ios.Out, "device %s\n%s", dev, fit)
+	if s := cov.SustainedSummary(); s != "" {
+		fmt.Fprintf(ios.Out, "%s\n", s)
+	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tracesched/tracesched/internal/shared"
 )
 
 // A replay states where it drives the device model beyond what the
@@ -93,5 +95,53 @@ func TestReplayModelWithoutCoverage(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "no coverage") || strings.Contains(errOut, "extrapolates:") {
 		t.Errorf("stderr:\n%s", errOut)
+	}
+}
+
+// The sustained load. recorded/b-mqdl-w100-900 held the loop device at
+// about 21 requests (two fio readers at iodepth 16 under mq-deadline), and
+// its issues saw every count from 1 to 32, so the counts at issue say
+// nothing when BFQ, serving one cgroup at a time, holds it near 11 (its
+// weight-900 reader): the real BFQ's p50 on that job was a quarter of the
+// capture's (recorded/a-bfq-w100-900: 0.075 ms against 0.297), which the
+// model, fitted at 21, cannot know. The replay must say so; through
+// mq-deadline, at the capture's own load, it must not.
+func TestReplayStatesSustainedLoad(t *testing.T) {
+	in := filepath.Join(shared.Path(t, "captures", "recorded", "b-mqdl-w100-900"), "b-mqdl-w100-900")
+	const sentence = "the median predicted 10ms window held about"
+	extrapolation := func(args ...string) []string {
+		out, errOut, code := run(t, append([]string{"replay", "--json"}, append(args, in)...)...)
+		if code != exitOK {
+			t.Fatalf("replay %q: exit %d: %s", args, code, errOut)
+		}
+		var js struct {
+			DeviceExtrapolation []string `json:"device_extrapolation"`
+		}
+		if err := json.Unmarshal([]byte(out), &js); err != nil {
+			t.Fatal(err)
+		}
+		return js.DeviceExtrapolation
+	}
+	whatIf := extrapolation("--sched", "bfq", "--weight", "421=100", "--weight", "441=900")
+	found := false
+	for _, s := range whatIf {
+		if strings.Contains(s, sentence) {
+			found = true
+			t.Logf("%s", s)
+			if !strings.Contains(s, "100% of the predicted windows are outside") {
+				t.Errorf("%q: want every predicted window outside the capture's load", s)
+			}
+		}
+		if strings.Contains(s, "at depths the calibration did not see") {
+			t.Errorf("%q: the capture's issues saw every count up to 32", s)
+		}
+	}
+	if !found {
+		t.Errorf("through BFQ: device_extrapolation %q, want the sustained load", whatIf)
+	}
+	for _, s := range extrapolation("--sched", "mq-deadline") {
+		if strings.Contains(s, sentence) {
+			t.Errorf("through mq-deadline, at the capture's load: %q", s)
+		}
 	}
 }
