@@ -1,9 +1,7 @@
 package device
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"sort"
 	"time"
 
@@ -144,35 +142,42 @@ const saturationCycles = 10
 // The model compares it with a time average too (Timing's averaged
 // depth).
 func lowDepth(ss []sample) int {
-	type ev struct {
-		t trace.Time
-		d int
-	}
-	evs := make([]ev, 0, 2*len(ss))
+	// The issues and completions sorted apart (the samples come in issue
+	// order, their completions nearly so) and merged, a completion before
+	// an issue at the same time.
+	var issues, dones []trace.Time
 	for _, s := range ss {
 		if s.done >= s.issue {
-			evs = append(evs, ev{s.issue, 1}, ev{s.done, -1})
+			issues = append(issues, s.issue)
+			dones = append(dones, s.done)
 		}
 	}
-	if len(evs) == 0 {
+	if len(issues) == 0 {
 		return 0
 	}
-	slices.SortFunc(evs, func(a, b ev) int {
-		if a.t != b.t {
-			return cmp.Compare(a.t, b.t)
-		}
-		return cmp.Compare(a.d, b.d) // completions first
-	})
+	sortTimes(issues)
+	sortTimes(dones)
 	var at []trace.Time // at[k]: time spent with k requests on the device
-	k := 0
-	for i, e := range evs {
-		if i > 0 && k > 0 {
+	k, i, j := 0, 0, 0
+	prev := min(issues[0], dones[0])
+	for i < len(issues) || j < len(dones) {
+		var t trace.Time
+		d := -1
+		if j < len(dones) && (i == len(issues) || dones[j] <= issues[i]) {
+			t = dones[j]
+			j++
+		} else {
+			t, d = issues[i], 1
+			i++
+		}
+		if k > 0 {
 			for len(at) <= k {
 				at = append(at, 0)
 			}
-			at[k] += e.t - evs[i-1].t
+			at[k] += t - prev
 		}
-		k += e.d
+		prev = t
+		k += d
 	}
 	var busy trace.Time
 	for _, t := range at {

@@ -1,7 +1,10 @@
 package device
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -92,5 +95,70 @@ func TestLowDepth(t *testing.T) {
 	ss = append(ss, sample{issue: 9 * ms, done: 10 * ms, k: 1})
 	if got := lowDepth(ss); got != 9 {
 		t.Errorf("lowDepth = %d, want 9", got)
+	}
+}
+
+// lowDepthSort is lowDepth's definition run literally: every issue and
+// completion sorted together by time, a completion first at equal times.
+func lowDepthSort(ss []sample) int {
+	type ev struct {
+		t trace.Time
+		d int
+	}
+	var evs []ev
+	for _, s := range ss {
+		if s.done >= s.issue {
+			evs = append(evs, ev{s.issue, 1}, ev{s.done, -1})
+		}
+	}
+	if len(evs) == 0 {
+		return 0
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		if a.t != b.t {
+			return cmp.Compare(a.t, b.t)
+		}
+		return cmp.Compare(a.d, b.d)
+	})
+	var at []trace.Time
+	k := 0
+	for i, e := range evs {
+		if i > 0 && k > 0 {
+			for len(at) <= k {
+				at = append(at, 0)
+			}
+			at[k] += e.t - evs[i-1].t
+		}
+		k += e.d
+	}
+	var busy, below trace.Time
+	for _, t := range at {
+		busy += t
+	}
+	for k := 1; k < len(at); k++ {
+		if below+at[k] > busy/10 {
+			return k
+		}
+		below += at[k]
+	}
+	return max(len(at)-1, 0)
+}
+
+// TestLowDepthMatchesSort: lowDepth (issues and completions sorted apart
+// and merged) gives what the literal sort gives, on random samples with
+// many equal times, some completing at their issue and some before it
+// (left out).
+func TestLowDepthMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 300 {
+		ss := make([]sample, 1+rng.IntN(200))
+		at := trace.Time(0)
+		for i := range ss {
+			at += trace.Time(rng.IntN(3))
+			ss[i] = sample{issue: at, done: at + trace.Time(rng.IntN(30)) - 1}
+		}
+		if got, want := lowDepth(ss), lowDepthSort(ss); got != want {
+			t.Fatalf("round %d: lowDepth %d, the literal sort %d", round, got, want)
+		}
 	}
 }
