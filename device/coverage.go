@@ -38,8 +38,8 @@ type Coverage struct {
 	// its requests in bunches, the requests issued just after a bunch find
 	// few others on it whatever the load, so a capture held at 21 on the
 	// device shows issues at every count from 1 to 32 (recorded/
-	// b-mqdl-w100-900), while nine in ten of its windows averaged 17 to
-	// 26. Empty in models saved before version 9: not checked.
+	// b-mqdl-w100-900), while eight in ten of its windows averaged 16 to
+	// 27. Empty in models saved before version 9: not checked.
 	Sustained []int `json:"sustained_load_windows,omitempty"`
 	// Sources names the captures or probe targets pooled.
 	Sources []string `json:"sources,omitempty"`
@@ -314,7 +314,7 @@ func (c *Coverage) outsideSustained(use *Coverage) string {
 			out += n
 		}
 	}
-	return fmt.Sprintf("the median predicted %v window held about %.3g requests on the device, where the calibration's held %.3g to %.3g (10th to 90th percentile; %.0f%% of the predicted windows are outside that): the latencies at that load are extrapolated",
+	return fmt.Sprintf("the median predicted %v window held about %.3g requests on the device, where the calibration's held %.3g to %.3g (10th to 90th percentile; %.0f%% of the predicted windows are outside that): the latencies at that load are extrapolated (a model that saw it: tracesched probe, or calibrate pooling a capture taken at that load)",
 		SustainedWindow, sustainedLoad(med), sustainedLoad(lo), sustainedLoad(hi), 100*float64(out)/float64(tot))
 }
 
