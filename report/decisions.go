@@ -226,6 +226,7 @@ func (r *Report) deviceSection() {
 	if run.Device != "" {
 		r.p("Device model: %s.", esc(run.Device))
 	}
+	r.extrapolation()
 	if fit := run.Fit; fit != nil {
 		how := "chosen by cross-validated demerit"
 		if fit.Forced {

@@ -161,3 +161,20 @@ func TestSizeDoesNotGrow(t *testing.T) {
 		t.Errorf("page of 400k requests %d bytes against %d for 20k", large, small)
 	}
 }
+
+// TestExtrapolationShown: where the prediction drove the device model
+// beyond its calibration, the device section says so, escaped, in a
+// validation report (a what-if's section lists it as well).
+func TestExtrapolationShown(t *testing.T) {
+	real, pred := sides(400)
+	res := diff.Compare(real, pred, diff.Options{})
+	res.DeviceExtrapolation = []string{"the median predicted 10ms window held about 11.3 requests <b>"}
+	var b strings.Builder
+	if err := New(res, Run{}).WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.Contains(page, "The device model extrapolates:") || !strings.Contains(page, "<li>the median predicted 10ms window held about 11.3 requests &lt;b&gt;</li>") {
+		t.Errorf("the extrapolation is not on the page, escaped")
+	}
+}

@@ -53,6 +53,7 @@ func (r *Report) whatIfSection() {
 	t.alignNumbers()
 	r.table(t)
 	r.p("Requests in flight on the device, mean: %s captured, %s predicted.", f(ch.InFlight.Captured, 1), f(ch.InFlight.Predicted, 1))
+	r.extrapolation()
 	if len(ch.Decisions) > 0 {
 		r.body.WriteString("<h3>The decisions behind it</h3>\n")
 		dt := newTable("decision", "captured", "predicted")
@@ -72,4 +73,17 @@ func (r *Report) whatIfSection() {
 	r.p("The figures below (dispatch order, divergences, the decision mismatches) compare the replay with a capture of another setup: in a what-if they show where the two part ways, not errors of the model.")
 	r.headlineCards("Against the capture it was made from")
 	r.endSection()
+}
+
+// extrapolation lists where the prediction drove the device model beyond
+// what its calibration saw (diff.Result.DeviceExtrapolation), if anywhere.
+func (r *Report) extrapolation() {
+	if len(r.res.DeviceExtrapolation) == 0 {
+		return
+	}
+	r.body.WriteString("<p><strong>The device model extrapolates:</strong></p>\n<ul>\n")
+	for _, s := range r.res.DeviceExtrapolation {
+		fmt.Fprintf(&r.body, "<li>%s</li>\n", esc(s))
+	}
+	r.body.WriteString("</ul>\n")
 }

@@ -101,6 +101,28 @@ func TestWhatIfOverview(t *testing.T) {
 	}
 }
 
+// TestOverviewStatesExtrapolation: the overview states where the
+// prediction drove the device model beyond its calibration, each
+// sentence wrapped to the screen whole, in a what-if and in a validation.
+func TestOverviewStatesExtrapolation(t *testing.T) {
+	const s = "the median predicted 10ms window held about 11.3 requests on the device, where the calibration's held 16 to 26.9 (10th to 90th percentile; 100% of the predicted windows are outside that): the latencies at that load are extrapolated"
+	for _, changes := range [][]string{{"scheduler mq-deadline -> bfq"}, nil} {
+		res, info := fixtureResultWith(t, "mq-deadline", changes)
+		res.DeviceExtrapolation = []string{s}
+		m := tui.New(res, info, tui.WithRenderer(asciiRenderer()))
+		nm, _ := m.Update(tea.WindowSizeMsg{Width: 80, Height: 60})
+		out := nm.(tui.Model).View()
+		checkScreen(t, out, 80, 60)
+		var text []string
+		for _, l := range strings.Split(out, "\n") {
+			text = append(text, strings.TrimSpace(l))
+		}
+		if !strings.Contains(strings.Join(text, " "), "device model extrapolates: "+s) {
+			t.Errorf("what-if %v: the sentence is not on screen whole:\n%s", changes != nil, out)
+		}
+	}
+}
+
 // checkScreen checks a frame fits the screen exactly.
 func checkScreen(t *testing.T, out string, w, h int) {
 	t.Helper()

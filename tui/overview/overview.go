@@ -99,9 +99,23 @@ func (m Model) render() []string {
 		}
 		add("weights  %s", strings.Join(kv, " "))
 	}
+	// Where the prediction drove the device model beyond its calibration,
+	// wrapped to the screen (each sentence is long).
+	extrapolation := func() {
+		for _, s := range r.DeviceExtrapolation {
+			const label = "device model extrapolates: "
+			for i, l := range program.Wrap(label+s, m.width, "  ") {
+				if i == 0 && strings.HasPrefix(l, label) {
+					l = st.bad.Render(label) + strings.TrimPrefix(l, label)
+				}
+				add("%s", l)
+			}
+		}
+	}
 	if c := r.Change; c != nil {
 		add("")
 		m.renderChange(add, sec)
+		extrapolation()
 		add("")
 		add("%s the prediction against the capture it was made from", sec("Validation"))
 	}
@@ -109,6 +123,9 @@ func (m Model) render() []string {
 		st.real.Render("real"), r.Requests, r.WallSeconds, st.pred.Render("predicted"), r.PredictedRequests, r.SimulatedSeconds)
 	id := r.Identity
 	add("bios     %d matched, %d only real, %d only predicted, %d ranked", id.Matched, id.RealOnly, id.PredictedOnly, id.Ordered)
+	if r.Change == nil {
+		extrapolation()
+	}
 	add("")
 
 	o := &r.DispatchOrder
