@@ -153,28 +153,13 @@ func CoverageOfSeq(reqs iter.Seq[*trace.Request]) *Coverage {
 	sortTimes(issues)
 	sortTimes(dones)
 	sus := sustainedSweep{hist: make([]int, SustainedBins)}
-	var at trace.Time // the sweep's time, of the last issue or completion
-	if len(issues) > 0 {
-		at = issues[0]
-	}
-	j := 0
-	for n, t := range issues {
-		for j < len(dones) && dones[j] <= t {
-			sus.span(int64(at-issues[0]), int64(dones[j]-issues[0]), n-j)
-			at = dones[j]
-			j++
-		}
-		sus.span(int64(at-issues[0]), int64(t-issues[0]), n-j)
-		at = t
-		k := n + 1 - j
+	sweepLoad(issues, dones, func(from, to trace.Time, k int) {
+		sus.span(int64(from-issues[0]), int64(to-issues[0]), k)
+	}, func(k int) {
 		c.Requests++
 		c.Depths[min(InflightBucket(k), depthBuckets-1)]++
 		c.MaxDepth = max(c.MaxDepth, k)
-	}
-	for ; j < len(dones); j++ {
-		sus.span(int64(at-issues[0]), int64(dones[j]-issues[0]), len(issues)-j)
-		at = dones[j]
-	}
+	})
 	if len(issues) > 0 {
 		sus.flush()
 		c.Sustained = sus.hist
@@ -186,6 +171,37 @@ func CoverageOfSeq(reqs iter.Seq[*trace.Request]) *Coverage {
 		}
 	}
 	return c
+}
+
+// sweepLoad walks the issue and completion times of a device's requests
+// (each slice sorted) in time order, a completion before an issue at the
+// same time, as Calibrate counts the requests on the device. It calls span
+// for each stretch between consecutive events, with the k requests on the
+// device over it (a request completed at its own issue is taken off
+// before it is put on: k is -1 for that instant), and issue, unless nil,
+// at each issue with the count just after it, itself included.
+func sweepLoad(issues, dones []trace.Time, span func(from, to trace.Time, k int), issue func(k int)) {
+	if len(issues) == 0 {
+		return
+	}
+	k, i, j := 0, 0, 0
+	prev := issues[0] // every completion is at or after its request's issue
+	for i < len(issues) || j < len(dones) {
+		t, d := trace.Time(0), -1
+		if j < len(dones) && (i == len(issues) || dones[j] <= issues[i]) {
+			t = dones[j]
+			j++
+		} else {
+			t, d = issues[i], 1
+			i++
+		}
+		span(prev, t, k)
+		prev = t
+		k += d
+		if d > 0 && issue != nil {
+			issue(k)
+		}
+	}
 }
 
 // sortTimes sorts ts in place; a slice already in order (requests kept in
@@ -302,8 +318,8 @@ func (c *Coverage) Outside(use *Coverage) []string {
 // requests, recorded/d-bfq-4seqread-idle2000) from reporting a replay
 // near it (2.8).
 func (c *Coverage) outsideSustained(use *Coverage) string {
-	lo, hi := quantileBins(c.Sustained, 0.1), quantileBins(c.Sustained, 0.9)
-	med := quantileBins(use.Sustained, 0.5)
+	lo, _, hi := sustainedPercentiles(c.Sustained)
+	_, med, _ := sustainedPercentiles(use.Sustained)
 	if lo < 0 || med < 0 || (med >= lo-1 && med <= hi+1) {
 		return ""
 	}
@@ -322,12 +338,18 @@ func (c *Coverage) outsideSustained(use *Coverage) string {
 // (Sustained): its median window and 10th to 90th percentile, in requests
 // on the device; "" when it was not measured.
 func (c *Coverage) SustainedSummary() string {
-	med := quantileBins(c.Sustained, 0.5)
+	lo, med, hi := sustainedPercentiles(c.Sustained)
 	if med < 0 {
 		return ""
 	}
 	return fmt.Sprintf("load held over %v windows: about %.3g requests on the device (median), %.3g to %.3g (10th to 90th percentile)",
-		SustainedWindow, sustainedLoad(med), sustainedLoad(quantileBins(c.Sustained, 0.1)), sustainedLoad(quantileBins(c.Sustained, 0.9)))
+		SustainedWindow, sustainedLoad(med), sustainedLoad(lo), sustainedLoad(hi))
+}
+
+// sustainedPercentiles returns the entries of hist (Coverage.Sustained)
+// at its 10th, 50th and 90th percentile window, -1 each for no windows.
+func sustainedPercentiles(hist []int) (p10, p50, p90 int) {
+	return quantileBins(hist, 0.1), quantileBins(hist, 0.5), quantileBins(hist, 0.9)
 }
 
 // quantileBins returns the entry of hist (window counts by entry) at

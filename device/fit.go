@@ -143,8 +143,8 @@ const saturationCycles = 10
 // depth).
 func lowDepth(ss []sample) int {
 	// The issues and completions sorted apart (the samples come in issue
-	// order, their completions nearly so) and merged, a completion before
-	// an issue at the same time.
+	// order, their completions nearly so) and swept as CoverageOf sweeps
+	// them.
 	var issues, dones []trace.Time
 	for _, s := range ss {
 		if s.done >= s.issue {
@@ -158,27 +158,14 @@ func lowDepth(ss []sample) int {
 	sortTimes(issues)
 	sortTimes(dones)
 	var at []trace.Time // at[k]: time spent with k requests on the device
-	k, i, j := 0, 0, 0
-	prev := min(issues[0], dones[0])
-	for i < len(issues) || j < len(dones) {
-		var t trace.Time
-		d := -1
-		if j < len(dones) && (i == len(issues) || dones[j] <= issues[i]) {
-			t = dones[j]
-			j++
-		} else {
-			t, d = issues[i], 1
-			i++
-		}
+	sweepLoad(issues, dones, func(from, to trace.Time, k int) {
 		if k > 0 {
 			for len(at) <= k {
 				at = append(at, 0)
 			}
-			at[k] += t - prev
+			at[k] += to - from
 		}
-		prev = t
-		k += d
-	}
+	}, nil)
 	var busy trace.Time
 	for _, t := range at {
 		busy += t

@@ -226,7 +226,9 @@ func (r *Report) deviceSection() {
 	if run.Device != "" {
 		r.p("Device model: %s.", esc(run.Device))
 	}
-	r.extrapolation()
+	if !r.whatIf() { // a what-if states it in its own section, which leads
+		r.extrapolation()
+	}
 	if fit := run.Fit; fit != nil {
 		how := "chosen by cross-validated demerit"
 		if fit.Forced {

@@ -164,7 +164,7 @@ func TestSizeDoesNotGrow(t *testing.T) {
 
 // TestExtrapolationShown: where the prediction drove the device model
 // beyond its calibration, the device section says so, escaped, in a
-// validation report (a what-if's section lists it as well).
+// validation report (a what-if states it in its own section instead).
 func TestExtrapolationShown(t *testing.T) {
 	real, pred := sides(400)
 	res := diff.Compare(real, pred, diff.Options{})

@@ -5,6 +5,7 @@ package overview
 
 import (
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"maps"
 	"math"
 	"slices"
@@ -100,13 +101,14 @@ func (m Model) render() []string {
 		add("weights  %s", strings.Join(kv, " "))
 	}
 	// Where the prediction drove the device model beyond its calibration,
-	// wrapped to the screen (each sentence is long).
+	// word-wrapped to the screen (each sentence is long), the lines after
+	// the first indented.
 	extrapolation := func() {
 		for _, s := range r.DeviceExtrapolation {
-			const label = "device model extrapolates: "
-			for i, l := range program.Wrap(label+s, m.width, "  ") {
-				if i == 0 && strings.HasPrefix(l, label) {
-					l = st.bad.Render(label) + strings.TrimPrefix(l, label)
+			text := st.bad.Render("device model extrapolates:") + " " + s
+			for i, l := range strings.Split(ansi.Wordwrap(text, m.width-2, ""), "\n") {
+				if i > 0 {
+					l = "  " + l
 				}
 				add("%s", l)
 			}

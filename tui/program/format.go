@@ -79,35 +79,6 @@ func Truncate(s string, w int) string {
 	return ansi.Truncate(s, w, "…")
 }
 
-// Wrap breaks s (plain text) into lines of at most w cells at spaces, the
-// lines after the first indented by indent (counted in w); a word longer
-// than a line is cut by Fit later. w <= 0: one line.
-func Wrap(s string, w int, indent string) []string {
-	if w <= 0 || ansi.StringWidth(s) <= w {
-		return []string{s}
-	}
-	var out []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = word
-			if len(out) > 0 {
-				line = indent + word
-			}
-		case ansi.StringWidth(line)+1+ansi.StringWidth(word) <= w:
-			line += " " + word
-		default:
-			out = append(out, line)
-			line = indent + word
-		}
-	}
-	if line != "" {
-		out = append(out, line)
-	}
-	return out
-}
-
 // Pad cuts or pads s to exactly w cells.
 func Pad(s string, w int) string {
 	s = Truncate(s, w)

@@ -1,7 +1,6 @@
 package program
 
 import (
-	"slices"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -48,24 +47,5 @@ func TestSideIndexLower(t *testing.T) {
 		if got := s.Lower(c.t); got != c.want {
 			t.Errorf("Lower(%d) = %d, want %d", c.t, got, c.want)
 		}
-	}
-}
-
-// TestWrap: lines of at most w cells at spaces, the later ones indented;
-// a word longer than a line stays whole on its own line (Fit cuts it).
-func TestWrap(t *testing.T) {
-	got := Wrap("device model extrapolates: the median window held 11.3", 20, "  ")
-	want := []string{"device model", "  extrapolates: the", "  median window held", "  11.3"}
-	if !slices.Equal(got, want) {
-		t.Errorf("Wrap = %q, want %q", got, want)
-	}
-	if got := Wrap("short", 20, "  "); !slices.Equal(got, []string{"short"}) {
-		t.Errorf("Wrap(short) = %q", got)
-	}
-	if got := Wrap("a verylongwordindeed b", 8, "  "); !slices.Equal(got, []string{"a", "  verylongwordindeed", "  b"}) {
-		t.Errorf("Wrap(long word) = %q", got)
-	}
-	if got := Wrap("no width at all", 0, "  "); len(got) != 1 {
-		t.Errorf("Wrap(w 0) = %q, want one line", got)
 	}
 }
