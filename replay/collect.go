@@ -81,6 +81,15 @@ type collectDev struct {
 	// gaps: the back-to-back Q-to-Q gaps of its processes
 	// (Workload.SubmitGap).
 	gaps gapHist
+	// cgaps: the back-to-back C-to-C gaps of its CPUs
+	// (Workload.CompleteGap); cpuLast: each CPU's latest Q or C on the
+	// device, by CPU (CPUs from maxGapCPU on are not counted).
+	cgaps   gapMean
+	cpuLast []cpuEvent
+	// lastC, lastCCPU: the time and CPU of its latest C (NoTime: none),
+	// the completing CPU of the bios that C finishes (Record.DoneCPU).
+	lastC    trace.Time
+	lastCCPU uint32
 }
 
 // collectPIDCache is the size of the Collector's caches of processes
@@ -271,7 +280,7 @@ func (c *Collector) dev(d trace.Dev) *collectDev {
 	}
 	s := c.devs[d]
 	if s == nil {
-		s = &collectDev{dev: d, stats: newStatsBuilder(), pids: map[uint32]*collectPID{}, asyncFirst: trace.NoTime}
+		s = &collectDev{dev: d, stats: newStatsBuilder(), pids: map[uint32]*collectPID{}, asyncFirst: trace.NoTime, lastC: trace.NoTime}
 		c.devs[d] = s
 		c.devList = append(c.devList, s)
 	}
@@ -296,6 +305,10 @@ func (c *Collector) OnBio(b *trace.Bio) {
 	}
 	p.take(b.Index)
 	q.rec.issue, q.rec.done = b.Issue, b.Done
+	q.rec.doneCPU = q.rec.cpu
+	if b.Done.Valid() && s.lastC.Valid() && b.Done == s.lastC {
+		q.rec.doneCPU = s.lastCCPU
+	}
 	q.rec.cgroup = b.Cgroup
 	q.done = true
 	c.finished = true
@@ -333,6 +346,7 @@ func (c *Collector) Before(e *trace.Event) {
 		s := c.dev(e.Dev)
 		sp := s.pid(e.PID)
 		s.gapSample(e, sp)
+		s.cpuEvent(e)
 		q := c.newQ()
 		q.dev, q.rec = e.Dev, storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup, cpu: e.CPU,
 			comm: c.names.id(p.comm), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
@@ -448,6 +462,8 @@ func (c *Collector) Before(e *trace.Event) {
 		}
 	case trace.ActionComplete:
 		s := c.dev(e.Dev)
+		s.cpuEvent(e)
+		s.lastC, s.lastCCPU = e.Time, e.CPU
 		if s.inflight > 0 {
 			s.inflight--
 		}
@@ -758,7 +774,7 @@ func (c *Collector) Workload() (*Workload, error) {
 		}
 	}
 	w := &Workload{Dev: best, Depth: depth, MaxSectors: max(s.maxSect, defaultMaxSectors), Bios: s.bios, perPID: perPID,
-		SubmitGap: s.gaps.median(), SubmitGaps: s.gaps.n, WBTWarm: s.asyncWarm, WBTPeak: s.asyncPeak}
+		SubmitGap: s.gaps.median(), SubmitGaps: s.gaps.n, CompleteGap: s.cgaps.mean(), CompleteGaps: s.cgaps.n, WBTWarm: s.asyncWarm, WBTPeak: s.asyncPeak}
 	switch {
 	case s.flushD > 0:
 		w.WriteCache = WriteBack
@@ -849,6 +865,7 @@ type storedRecord struct {
 	doneF, doneFF trace.Time
 	pid           uint32
 	cpu           uint32 // CPU its Q was recorded on (Record.CPU)
+	doneCPU       uint32 // CPU its C was recorded on (Record.DoneCPU)
 	index         uint32
 	bytes         uint32
 	comm          uint32
@@ -868,9 +885,9 @@ const (
 // bytes per field, since the records come in queue order), so that it
 // grows without copying and holds no pointers for the collector to scan.
 type recordStore struct {
-	sector, cgroup, pid, cpu, index, bytes, comm, cat, flags, segs, parts column.Uints
-	queue, issue, done, got, doneF, doneFF                                column.Times
-	n                                                                     int
+	sector, cgroup, pid, cpu, doneCPU, index, bytes, comm, cat, flags, segs, parts column.Uints
+	queue, issue, done, got, doneF, doneFF                                         column.Times
+	n                                                                              int
 	// sectionEnds: each process's empty PREFLUSH writes among the
 	// records (sectionEnd; lockPossible), counted as they are added.
 	sectionEnds map[uint32]int
@@ -881,6 +898,7 @@ func (s *recordStore) add(r *storedRecord) {
 	s.cgroup.Append(r.cgroup)
 	s.pid.Append(uint64(r.pid))
 	s.cpu.Append(uint64(r.cpu))
+	s.doneCPU.Append(uint64(r.doneCPU))
 	s.index.Append(uint64(r.index))
 	s.bytes.Append(uint64(r.bytes))
 	s.comm.Append(uint64(r.comm))
@@ -905,7 +923,7 @@ func (s *recordStore) add(r *storedRecord) {
 
 // seal codes the records not yet coded: call it once every record is in.
 func (s *recordStore) seal() {
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs, &s.parts} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.doneCPU, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs, &s.parts} {
 		c.Seal()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -916,7 +934,7 @@ func (s *recordStore) seal() {
 // bytesHeld returns the memory the store holds, in bytes.
 func (s *recordStore) bytesHeld() int {
 	n := 0
-	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs, &s.parts} {
+	for _, c := range []*column.Uints{&s.sector, &s.cgroup, &s.pid, &s.cpu, &s.doneCPU, &s.index, &s.bytes, &s.comm, &s.cat, &s.flags, &s.segs, &s.parts} {
 		n += c.Bytes()
 	}
 	for _, c := range []*column.Times{&s.queue, &s.issue, &s.done, &s.got, &s.doneF, &s.doneFF} {
@@ -927,7 +945,7 @@ func (s *recordStore) bytesHeld() int {
 
 func (s *recordStore) at(i int) storedRecord {
 	return storedRecord{
-		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), cpu: uint32(s.cpu.At(i)), index: uint32(s.index.At(i)),
+		sector: s.sector.At(i), cgroup: s.cgroup.At(i), pid: uint32(s.pid.At(i)), cpu: uint32(s.cpu.At(i)), doneCPU: uint32(s.doneCPU.At(i)), index: uint32(s.index.At(i)),
 		bytes: uint32(s.bytes.At(i)), comm: uint32(s.comm.At(i)), cat: trace.Category(s.cat.At(i)), flags: uint8(s.flags.At(i)), segs: uint16(s.segs.At(i)),
 		parts: uint16(s.parts.At(i)),
 		queue: trace.Time(s.queue.At(i)), issue: trace.Time(s.issue.At(i)), done: trace.Time(s.done.At(i)),
@@ -1015,7 +1033,7 @@ func (s *storeSource) next() (*Record, error) {
 	s.i++
 	r := &s.block[0]
 	s.block = s.block[1:]
-	r.PID, r.CPU, r.Index, r.Cgroup = uint32(t.pid.At(i)), uint32(t.cpu.At(i)), uint32(t.index.At(i)), t.cgroup.At(i)
+	r.PID, r.CPU, r.DoneCPU, r.Index, r.Cgroup = uint32(t.pid.At(i)), uint32(t.cpu.At(i)), uint32(t.doneCPU.At(i)), uint32(t.index.At(i)), t.cgroup.At(i)
 	r.Comm = s.names.name(uint32(t.comm.At(i)))
 	r.Sector, r.Bytes, r.Cat = t.sector.At(i), uint32(t.bytes.At(i)), trace.Category(t.cat.At(i))
 	r.Queue, r.Issue, r.Done = trace.Time(t.queue.At(i)), trace.Time(t.issue.At(i)), trace.Time(t.done.At(i))

@@ -536,9 +536,11 @@ func (e *Engine) tryRelease(p *proc) {
 		// ready: when the process is free to act on a completion; with
 		// the host model, once its previous submission has ended, and
 		// it thinks only the application's part of the gap.
-		think, ready := r.Think, trace.NoTime
+		// woke: how long after its completion the process runs, the
+		// completion's CPU under the host model.
+		think, ready, woke := r.Think, trace.NoTime, trace.Time(0)
 		if h := e.cfg.Submit; h != nil {
-			think, ready = h.appThink(r, p.lastCapQ), p.lastSubmit+h.Target
+			think, ready, woke = h.appThink(r, p.lastCapQ), p.lastSubmit+h.Target, h.CompleteTarget
 		}
 		switch {
 		case r.after != nil:
@@ -555,9 +557,9 @@ func (e *Engine) tryRelease(p *proc) {
 			}
 			at = r.after.predDone + r.afterDelay
 		case r.Dep >= 0 && dep.Valid():
-			at = max(dep, ready) + think
+			at = max(dep+woke, ready) + think
 		case r.Dep >= 0:
-			at = max(p.lastDone, ready) + think
+			at = max(p.lastDone+woke, ready) + think
 		case ready.Valid():
 			at = ready + think
 			if dep.Valid() && dep+r.wake > at {
@@ -654,11 +656,33 @@ func (e *Engine) arrive(r *Record) {
 	e.arriveNow(r)
 }
 
+// completionCPU holds, under Config.Submit, the CPU that completed the
+// first of recs that is not Open in the capture (Record.DoneCPU) for
+// cost, after whatever it was doing: the completion interrupts it and
+// the end of its work moves on.
+func (e *Engine) completionCPU(recs []*Record, cost trace.Time) {
+	for _, r := range recs {
+		if r.Open || r.parent != nil && r.parent.Open {
+			continue
+		}
+		if e.cpuFree == nil {
+			e.cpuFree, e.cpuWait = map[uint32]trace.Time{}, map[uint32][]*Record{}
+		}
+		e.cpuFree[r.DoneCPU] = max(e.cpuFree[r.DoneCPU], e.now) + cost
+		return
+	}
+}
+
 // cpuTurn gives CPU c, just freed, to the first bio waiting for it
 // (Config.Submit).
 func (e *Engine) cpuTurn(c uint32) {
 	q := e.cpuWait[c]
 	if len(q) == 0 {
+		return
+	}
+	if e.cpuFree[c] > e.now {
+		// A completion took the CPU since this turn was set.
+		e.push(simEvent{at: e.cpuFree[c], kind: evCPU, arg: uint64(c)})
 		return
 	}
 	r := q[0]
@@ -706,7 +730,7 @@ func (e *Engine) arriveNow(r *Record) {
 func (e *Engine) split(p *proc, r *Record, lim uint32) {
 	var parts []*Record
 	for off := uint32(0); off < r.Bytes; off += lim {
-		part := &Record{PID: r.PID, Index: r.Index, Cgroup: r.Cgroup, Comm: r.Comm,
+		part := &Record{PID: r.PID, CPU: r.CPU, DoneCPU: r.DoneCPU, Index: r.Index, Cgroup: r.Cgroup, Comm: r.Comm,
 			Sector: r.Sector + uint64(off>>9), Bytes: min(lim, r.Bytes-off), Cat: r.Cat,
 			Plugged: r.Plugged, Queue: r.Queue, Issue: r.Issue, Done: r.Done,
 			predQueue: e.now, predDone: trace.NoTime, proc: p, parent: r, noMerge: true}
@@ -1387,6 +1411,9 @@ func (e *Engine) complete(rq *Request) {
 // finishBios completes rq's bios, releases their processes and frees rq.
 func (e *Engine) finishBios(rq *Request) {
 	recs := rq.eng.recs
+	if h := e.cfg.Submit; h != nil && h.CompleteTarget > 0 && e.cfg.Mode == Closed {
+		e.completionCPU(recs, h.CompleteTarget)
+	}
 	for _, r := range recs {
 		r.predDone = e.now
 		if par := r.parent; par != nil {

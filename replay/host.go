@@ -37,10 +37,21 @@ import (
 // Source; a validation replay (the recording scheduler's model) gets no
 // host model at all (HostCosts.SubmitCost), so it is unchanged.
 //
-// Not modelled: the completion path's cost (a completion bunch's C events
-// are 1.6 us apart under BFQ, 0.6 us under mq-deadline in the captures
-// above: under a tenth of the submission's), Q to D (the engine issues at
-// the Q), the application's own CPU time (carried as think time, not as a
+// The completion path costs CPU too, when the table has complete_ns: the
+// CPU the capture shows a bio's C on (Record.DoneCPU) is held for
+// CompleteTarget from the predicted C, after whatever it was doing
+// (submissions on it wait), and a bio released by a completion (Dep 0 or
+// more) runs CompleteTarget after it and thinks its captured think time
+// less CompleteSource (Workload.CompleteGap: the mean gap between a
+// completion bunch's Cs). In the captures above a bunch's Cs are 2.8 us
+// apart under BFQ with its messages, 0.9 under mq-deadline, a sixth of
+// the submission; on the rig's loop device of 2026-12-03 (hostcost.fio)
+// 4.0 under BFQ, 3.7 under mq-deadline, 2.4 under none, almost the
+// submission's 5.0, 4.4 and 3.3. DefaultHostCosts has no completion
+// costs: on that device the 36 pairs of bench/whatif came out the same
+// with and without them (bench/whatif/README.md).
+//
+// Not modelled: Q to D (the engine issues at the Q), the application's own CPU time (carried as think time, not as a
 // CPU held), bios whose size changes the cost, and the CPU of Open bios
 // (writeback, at their captured times). A process stays on the CPUs the
 // capture shows, bio by bio: the kernel's placement under another
@@ -55,6 +66,11 @@ type SubmitCost struct {
 	// Target: the CPU time, ns, one bio's submission takes under the
 	// replayed scheduler.
 	Target trace.Time
+	// CompleteSource and CompleteTarget: the CPU time, ns, one request's
+	// completion took under the recording scheduler
+	// (Workload.CompleteGap) and takes under the replayed one; both 0
+	// when the completion is not modelled.
+	CompleteSource, CompleteTarget trace.Time
 }
 
 // HostCosts is the per-scheduler submission cost table of a host, the
@@ -74,10 +90,16 @@ type SubmitCost struct {
 // recording scheduler of such a capture. The replayed scheduler's cost
 // is the plain key's: a what-if predicts the scheduler as it runs
 // untraced, in production.
+//
+// complete_ns, optional, is the completion's cost the same way: the mean
+// of the back-to-back C-to-C gaps on one CPU (as Workload.CompleteGap
+// measures them). With it SubmitCost models the completion too, for the
+// schedulers it names; bench/hostcost writes both.
 type HostCosts struct {
-	Version  int              `json:"version"`
-	SubmitNS map[string]int64 `json:"submit_ns"`
-	Measured string           `json:"measured,omitempty"`
+	Version    int              `json:"version"`
+	SubmitNS   map[string]int64 `json:"submit_ns"`
+	CompleteNS map[string]int64 `json:"complete_ns,omitempty"`
+	Measured   string           `json:"measured,omitempty"`
 }
 
 // DefaultHostCosts returns the table measured on the rig's loop device
@@ -120,6 +142,11 @@ func LoadHostCosts(r io.Reader, name string) (HostCosts, error) {
 	for _, k := range slices.Sorted(maps.Keys(h.SubmitNS)) {
 		if v := h.SubmitNS[k]; v <= 0 || v > int64(trace.Time(1e9)) {
 			return h, fmt.Errorf("%s: submit_ns[%q] = %d: want 1 ns to 1 s", name, k, v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(h.CompleteNS)) {
+		if v := h.CompleteNS[k]; v <= 0 || v > int64(trace.Time(1e9)) {
+			return h, fmt.Errorf("%s: complete_ns[%q] = %d: want 1 ns to 1 s", name, k, v)
 		}
 	}
 	return h, nil
@@ -168,8 +195,26 @@ func (h HostCosts) SubmitCost(w *Workload, recorded, target string, messages boo
 	case tgt <= 0:
 		return c, false, fmt.Sprintf("the host table has no cost for %s", target)
 	}
-	t := trace.Time(float64(w.SubmitGap)*float64(tgt)/float64(src) + 0.5)
-	return SubmitCost{Source: w.SubmitGap, Target: t}, true, ""
+	c = SubmitCost{Source: w.SubmitGap, Target: scaleCost(w.SubmitGap, tgt, src)}
+	csrc, ctgt := h.CompleteNS[h.completeKey(recorded, messages)], h.CompleteNS[target]
+	if w.CompleteGap > 0 && csrc > 0 && ctgt > 0 {
+		c.CompleteSource, c.CompleteTarget = w.CompleteGap, scaleCost(w.CompleteGap, ctgt, csrc)
+	}
+	return c, true, ""
+}
+
+// scaleCost returns v*num/den, rounded, ns.
+func scaleCost(v trace.Time, num, den int64) trace.Time {
+	return trace.Time(float64(v)*float64(num)/float64(den) + 0.5)
+}
+
+// completeKey is SourceKey for complete_ns.
+func (h HostCosts) completeKey(recorded string, messages bool) string {
+	recorded = strings.ToLower(recorded)
+	if k := recorded + MessagesSuffix; messages && recorded != "" && h.CompleteNS[k] > 0 {
+		return k
+	}
+	return recorded
 }
 
 // SourceKey returns the key of the table whose cost a capture recorded
@@ -189,12 +234,15 @@ func (h HostCosts) SourceKey(recorded string, messages bool) string {
 // when h has no such cost (the copy is then h's).
 func (h HostCosts) Traced(sched string) (HostCosts, bool) {
 	t := h
-	t.SubmitNS = maps.Clone(h.SubmitNS)
+	t.SubmitNS, t.CompleteNS = maps.Clone(h.SubmitNS), maps.Clone(h.CompleteNS)
 	v := h.SubmitNS[sched+MessagesSuffix]
 	if v <= 0 {
 		return t, false
 	}
 	t.SubmitNS[sched] = v
+	if v := h.CompleteNS[sched+MessagesSuffix]; v > 0 {
+		t.CompleteNS[sched] = v
+	}
 	return t, true
 }
 
@@ -239,6 +287,59 @@ func (h *gapHist) median() trace.Time {
 		}
 	}
 	return gapBins * gapBin
+}
+
+// completeBackToBack is the longest gap, ns, between two Cs on one CPU
+// (no Q of the device between them) that Workload.CompleteGap takes as
+// the CPU's work on the second: a completion bunch's Cs come 1-4 us
+// apart, and a longer gap is the device spreading its completions (with
+// 50 us the median of the third VM's wi-host-none rises from 1.47 to
+// 2.17 us, above its mq-deadline's 1.09).
+const completeBackToBack = trace.Time(20_000)
+
+// gapMean sums gaps for their mean.
+type gapMean struct {
+	sum trace.Time
+	n   int
+}
+
+func (m *gapMean) add(g trace.Time) { m.sum += g; m.n++ }
+
+// mean returns the mean gap, rounded to the ns; 0 under minSubmitGaps.
+func (m *gapMean) mean() trace.Time {
+	if m.n < minSubmitGaps {
+		return 0
+	}
+	return (m.sum + trace.Time(m.n/2)) / trace.Time(m.n)
+}
+
+// maxGapCPU bounds the CPUs whose C-to-C gaps Workload.CompleteGap
+// counts (collectDev.cpuLast is indexed by CPU).
+const maxGapCPU = 4096
+
+// cpuEvent is a CPU's latest Q or C on a device (collectDev.cpuLast).
+type cpuEvent struct {
+	t    trace.Time
+	c    bool // a C; else a Q
+	seen bool // t and c hold an event
+}
+
+// cpuEvent counts e, a Q or a C, toward the device's back-to-back C-to-C
+// gaps (Workload.CompleteGap): a C whose CPU's previous Q or C on the
+// device was a C within completeBackToBack.
+func (s *collectDev) cpuEvent(e *trace.Event) {
+	if e.CPU >= maxGapCPU {
+		return
+	}
+	if int(e.CPU) >= len(s.cpuLast) {
+		s.cpuLast = append(s.cpuLast, make([]cpuEvent, int(e.CPU)+1-len(s.cpuLast))...)
+	}
+	l := &s.cpuLast[e.CPU]
+	isC := e.Action == trace.ActionComplete
+	if isC && l.seen && l.c && e.Time >= l.t && e.Time-l.t <= completeBackToBack {
+		s.cgaps.add(e.Time - l.t)
+	}
+	*l = cpuEvent{t: e.Time, c: isC, seen: true}
 }
 
 // gapSample counts e, a Q, toward the device's back-to-back gaps: its
@@ -296,9 +397,14 @@ const defaultHostMeasured = "bench/whatif/jobs/hostcost.fio (one 4 KiB random re
 
 // appThink returns the part of r's think time (or gap) that is the
 // application's: no more than its captured gap from its process's
-// previous Q (prevQ, NoTime for none) less Source, and not below 0.
+// previous Q (prevQ, NoTime for none) less Source, and, for a bio that
+// waited for a completion (Dep 0 or more), its think time from that
+// completion less CompleteSource; not below 0.
 func (c *SubmitCost) appThink(r *Record, prevQ trace.Time) trace.Time {
 	t := r.Think
+	if r.Dep >= 0 {
+		t -= c.CompleteSource
+	}
 	if prevQ.Valid() && r.Queue >= prevQ {
 		t = min(t, r.Queue-prevQ-c.Source)
 	} else {

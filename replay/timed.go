@@ -171,7 +171,7 @@ func (e *Engine) nextCycle(p *proc) bool {
 			}
 		}
 		*c = Record{
-			PID: o.PID, CPU: o.CPU, Index: o.Index + uint32(base), Cgroup: o.Cgroup, Comm: o.Comm,
+			PID: o.PID, CPU: o.CPU, DoneCPU: o.DoneCPU, Index: o.Index + uint32(base), Cgroup: o.Cgroup, Comm: o.Comm,
 			Sector: o.Sector, Bytes: o.Bytes, Cat: o.Cat, Segments: o.Segments,
 			Queue: o.Queue + trace.Time(t.cycle)*t.period, Issue: trace.NoTime, Done: trace.NoTime,
 			Plugged: o.Plugged, PlugEnd: o.PlugEnd,

@@ -14,18 +14,22 @@ import (
 // a Device may read a request's records (Request.Records) to reuse the
 // capture's own timing.
 //
-// The fields narrower than 8 bytes sit side by side (208 bytes a record,
+// The fields narrower than 8 bytes sit side by side (216 bytes a record,
 // not 256 with each bool padded to 8): the engine can hold most of a
 // capture's records at once, read ahead for its processes.
 type Record struct {
-	PID    uint32 // process that queued it
-	CPU    uint32 // CPU its Q was recorded on (the submitting CPU; Config.Submit)
-	Index  uint32 // position in its process's stream of bios, from 0
-	Bytes  uint32
-	Cgroup uint64         // cgroup id, 0 when unknown
-	Comm   string         // process name, "" when unknown
-	Sector uint64         // start sector, 512-byte units
-	Cat    trace.Category // operation and flags (OpFlags only)
+	PID   uint32 // process that queued it
+	CPU   uint32 // CPU its Q was recorded on (the submitting CPU; Config.Submit)
+	Index uint32 // position in its process's stream of bios, from 0
+	Bytes uint32
+	// DoneCPU: the CPU its C was recorded on (the completing CPU, often
+	// not the submitting one: the loop device completes on its worker's;
+	// Config.Submit); a capture's workload gives CPU when it shows no C.
+	DoneCPU uint32
+	Cgroup  uint64         // cgroup id, 0 when unknown
+	Comm    string         // process name, "" when unknown
+	Sector  uint64         // start sector, 512-byte units
+	Cat     trace.Category // operation and flags (OpFlags only)
 	// Segments is the bio's physical segments (bio_phys_segments), which
 	// count toward its request's Queue.MaxSegments; 0: the fewest a bio
 	// of Bytes can have (one per 64 KiB). A trace does not record them:
@@ -422,6 +426,22 @@ type Workload struct {
 	// SubmitGaps counts the gaps measured.
 	SubmitGap  trace.Time
 	SubmitGaps int
+	// CompleteGap is the mean of the capture's back-to-back C-to-C gaps:
+	// for each C on the device whose CPU's previous Q or C on the device
+	// was a C within completeBackToBack (the next completion of a bunch
+	// the CPU handled in one go), the time from that one, ns; 0 when the
+	// capture has fewer than minSubmitGaps of them. The mean, not the
+	// median: the gaps fall in two modes (on the rig's loop device near
+	// 1 us and near 4 us, a completion that wakes its process and one
+	// that does not), in proportions that vary from run to run, and the
+	// median jumps between them (two runs of one job under none: 0.7
+	// and 3.2 us; their means 1.9 and 2.9). It is what one request's completion costs the completing
+	// CPU under the recording scheduler (the scheduler's finish_request
+	// and its completed_request, bfq_completed_request with its
+	// messages): the completion's source cost of Config.Submit.
+	// CompleteGaps counts the gaps measured.
+	CompleteGap  trace.Time
+	CompleteGaps int
 	// WBTWarm is the most asynchronous writes (the writes the writeback
 	// throttle tracks, wbt.go) on the device at once within 100 ms of the
 	// capture's first: the throttle's state when tracing began, which the

@@ -3,24 +3,18 @@
 // bench/whatif/jobs/hostcost.fio, recorded by bench/whatif/record.sh as
 // rig/wi-host-*), and writes the table as a --host file.
 //
-//	go run ./bench/hostcost bfq+messages=DIR/wi-host-bfq/wi-host-bfq \
-//	    bfq=DIR/wi-host-bfq-nomsg/wi-host-bfq-nomsg \
-//	    mq-deadline=DIR/wi-host-mqdl/wi-host-mqdl none=DIR/wi-host-none/wi-host-none
+//	go run ./bench/hostcost bfq+messages=DIR/wi-host-bfq/wi-host-bfq,DIR/wi-host-bfq-2/wi-host-bfq-2 \
+//	    bfq=DIR/wi-host-bfq-nomsg/wi-host-bfq-nomsg mq-deadline=DIR/wi-host-mqdl/wi-host-mqdl \
+//	    none=DIR/wi-host-none/wi-host-none
 //
-// Per capture, on each CPU, it takes the gaps between back-to-back events
-// of one kind among the Qs and Cs: a Q whose CPU's previous Q or C was a Q
-// within qBackToBack (a submission following the one before it), and a C
-// whose CPU's previous one was a C within cBackToBack (a completion
-// bunch's next completion). Their medians are
-// the submission's and the completion's cost; the table's value for the
-// scheduler is their sum (-submit-only: the submission's alone, what
-// replay.HostCosts holds today).
-//
-// The table is an experiment: replay.SubmitCost charges the whole cost at
-// the submission, where the completion's part is spent at the completion.
-// On the third VM (2026-12-02) it improved docs/whatif.md's figures
-// (cgroup bandwidth median 26.0 -> 23.5 %, pairs meeting every aim 2 -> 3)
-// but it is not the default; see the closing note of that day.
+// Per capture it takes the two measures the replay takes of the capture
+// it replays: Workload.SubmitGap (a process's back-to-back Q-to-Q gaps,
+// no completion of its own between, the median) and Workload.CompleteGap
+// (a CPU's back-to-back C-to-C gaps within 20 us, no Q of that CPU
+// between: a completion bunch; the mean). The table's submit_ns and complete_ns for a
+// scheduler are their means over its captures, so that a replay's
+// source cost (the capture's own measure) and the table's ratios are
+// measured alike.
 package main
 
 import (
@@ -30,29 +24,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/tracesched/tracesched/parse/blktrace"
+	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
 )
 
-// The longest gaps, ns, between two Qs (qBackToBack) and two Cs
-// (cBackToBack) on one CPU taken as the CPU's work on the second (longer:
-// it waited for something else). A completion bunch's Cs come 1-4 us
-// apart; 20 us keeps them and leaves out the completions the device
-// spread (with 50 us none's median rises from 1.47 to 2.17 us on the
-// third VM's wi-host-none, above mq-deadline's).
-const (
-	qBackToBack = 50_000
-	cBackToBack = 20_000
-)
-
 func main() {
-	submitOnly := flag.Bool("submit-only", false, "the table's values are the submissions' medians alone")
 	out := flag.String("o", "", "write the --host table to FILE (default: stdout)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: hostcost [-submit-only] [-o FILE] SCHED=CAPTURE ...")
+		fmt.Fprintln(os.Stderr, "usage: hostcost [-o FILE] SCHED=CAPTURE[,CAPTURE...] ...")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -60,33 +42,34 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	table := map[string]int64{}
+	h := replay.HostCosts{Version: 1, SubmitNS: map[string]int64{}, CompleteNS: map[string]int64{},
+		Measured: "bench/hostcost: Workload.SubmitGap and Workload.CompleteGap, the means over each scheduler's captures"}
 	for _, arg := range flag.Args() {
-		name, path, ok := strings.Cut(arg, "=")
-		if !ok || name == "" || path == "" {
-			fmt.Fprintf(os.Stderr, "hostcost: %q: want SCHED=CAPTURE\n", arg)
+		name, paths, ok := strings.Cut(arg, "=")
+		if !ok || name == "" || paths == "" {
+			fmt.Fprintf(os.Stderr, "hostcost: %q: want SCHED=CAPTURE[,CAPTURE...]\n", arg)
 			os.Exit(2)
 		}
-		q, c, err := measure(path)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "hostcost:", err)
-			os.Exit(1)
+		var sub, comp trace.Time
+		var n int
+		for _, path := range strings.Split(paths, ",") {
+			w, err := measure(path)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "hostcost:", err)
+				os.Exit(1)
+			}
+			fmt.Fprintf(os.Stderr, "%-14s %s: submission %6.2f us (%d gaps), completion %6.2f us (%d gaps)\n",
+				name, path, float64(w.SubmitGap)/1e3, w.SubmitGaps, float64(w.CompleteGap)/1e3, w.CompleteGaps)
+			if w.SubmitGap <= 0 || w.CompleteGap <= 0 {
+				fmt.Fprintf(os.Stderr, "hostcost: %s: too few back-to-back gaps of one kind\n", path)
+				os.Exit(1)
+			}
+			sub, comp, n = sub+w.SubmitGap, comp+w.CompleteGap, n+1
 		}
-		fmt.Fprintf(os.Stderr, "%-14s submission %6.2f us (%d gaps), completion %6.2f us (%d gaps)\n",
-			name, float64(median(q))/1e3, len(q), float64(median(c))/1e3, len(c))
-		if len(q) == 0 || len(c) == 0 {
-			fmt.Fprintf(os.Stderr, "hostcost: %s: no back-to-back gaps of both kinds\n", path)
-			os.Exit(1)
-		}
-		v := median(q)
-		if !*submitOnly {
-			v += median(c)
-		}
-		table[name] = v
+		h.SubmitNS[name] = int64(sub) / int64(n)
+		h.CompleteNS[name] = int64(comp) / int64(n)
 	}
-	doc := map[string]any{"version": 1, "submit_ns": table,
-		"measured": "bench/hostcost: per CPU, the medians of back-to-back Q-to-Q gaps (within 50 us) and, unless -submit-only, C-to-C gaps (within 20 us), summed"}
-	b, err := json.MarshalIndent(doc, "", "  ")
+	b, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
 		panic(err)
 	}
@@ -101,48 +84,27 @@ func main() {
 	}
 }
 
-// measure returns the back-to-back Q-to-Q and C-to-C gaps of the capture
-// at path, ns, per CPU.
-func measure(path string) (qs, cs []int64, err error) {
+// measure returns the workload of the capture at path.
+func measure(path string) (*replay.Workload, error) {
 	in, err := blktrace.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer in.Close()
-	type last struct {
-		t    trace.Time
-		kind trace.Action
-	}
-	prev := map[uint32]last{}
+	c := replay.NewCollector()
 	for {
 		e, err := in.ReadEvent()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if e.Action != trace.ActionQueue && e.Action != trace.ActionComplete {
-			continue
-		}
-		if p, ok := prev[e.CPU]; ok && p.kind == e.Action && e.Time >= p.t {
-			switch g := e.Time - p.t; {
-			case e.Action == trace.ActionQueue && g <= qBackToBack:
-				qs = append(qs, int64(g))
-			case e.Action == trace.ActionComplete && g <= cBackToBack:
-				cs = append(cs, int64(g))
-			}
-		}
-		prev[e.CPU] = last{e.Time, e.Action}
+		c.Add(&e)
 	}
-	return qs, cs, nil
-}
-
-// median returns the lower median of v (0 for none); v is sorted.
-func median(v []int64) int64 {
-	if len(v) == 0 {
-		return 0
+	w, err := c.Workload()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	slices.Sort(v)
-	return v[(len(v)-1)/2]
+	return w, nil
 }

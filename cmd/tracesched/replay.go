@@ -748,7 +748,14 @@ func hostModel(ios *IOStreams, ht *hostTable, w *replay.Workload, recorded, sche
 	}
 	fmt.Fprintf(ios.ErrOut, "tracesched: host: a submission holds its CPU %.1fµs under %s%s (the capture's back-to-back Q-to-Q median, %d gaps), %.1fµs under %s (%s; --host off: none)\n",
 		float64(c.Source)/1e3, recorded, traced, w.SubmitGaps, float64(c.Target)/1e3, sched, from)
-	do.Assumed = append(do.Assumed, fmt.Sprintf("host model: a submission holds its CPU %.1f us under %s%s (the capture's), %.1f us under %s (%s)",
-		float64(c.Source)/1e3, recorded, traced, float64(c.Target)/1e3, sched, from))
+	assumed := fmt.Sprintf("host model: a submission holds its CPU %.1f us under %s%s (the capture's), %.1f us under %s (%s)",
+		float64(c.Source)/1e3, recorded, traced, float64(c.Target)/1e3, sched, from)
+	if c.CompleteTarget > 0 {
+		fmt.Fprintf(ios.ErrOut, "tracesched: host: a completion holds its CPU %.1fµs under %s%s (the capture's back-to-back C-to-C mean, %d gaps), %.1fµs under %s\n",
+			float64(c.CompleteSource)/1e3, recorded, traced, w.CompleteGaps, float64(c.CompleteTarget)/1e3, sched)
+		assumed += fmt.Sprintf("; a completion %.1f us under %s, %.1f us under %s",
+			float64(c.CompleteSource)/1e3, recorded, float64(c.CompleteTarget)/1e3, sched)
+	}
+	do.Assumed = append(do.Assumed, assumed)
 	return &c
 }

@@ -252,6 +252,31 @@ func TestReplayHost(t *testing.T) {
 	if src <= 0 || math.Abs(tgt-src/3) > 0.07 { // both printed to 0.1 µs
 		t.Errorf("bfq -> mq-deadline: source %.1f µs, replayed %.1f µs; want a third of it (stderr %q)", src, tgt, stderr)
 	}
+	if strings.Contains(stderr, "host: a completion") {
+		t.Errorf("a table without complete_ns: %q, want no completion cost", stderr)
+	}
+	// With complete_ns the completion's cost is scaled the same way (1 to
+	// 2 here: half the recorded one).
+	hostC := filepath.Join(dir, "hostc.json")
+	if err := os.WriteFile(hostC, []byte(`{"version": 1, "submit_ns": {"bfq": 3000, "mq-deadline": 1000}, "complete_ns": {"bfq": 2000, "mq-deadline": 1000}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = run(t, "replay", "--sched", "mq-deadline", "--host", hostC, "--json", in)
+	if code != exitOK {
+		t.Fatalf("what-if with complete_ns: exit %d: %s", code, stderr)
+	}
+	src, tgt = 0, 0
+	for _, l := range strings.Split(stderr, "\n") {
+		if i := strings.Index(l, "host: a completion holds its CPU "); i >= 0 {
+			var gaps int
+			if _, err := fmt.Sscanf(l[i:], "host: a completion holds its CPU %fµs under bfq (the capture's back-to-back C-to-C mean, %d gaps), %fµs under mq-deadline", &src, &gaps, &tgt); err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+		}
+	}
+	if src <= 0 || math.Abs(tgt-src/2) > 0.07 {
+		t.Errorf("completion bfq -> mq-deadline: source %.1f µs, replayed %.1f µs; want half of it (stderr %q)", src, tgt, stderr)
+	}
 	if _, stderr, _ := run(t, "replay", "--sched", "bfq", "--weight", "1181=100", "--weight", "1201=900", "--host", host, "--json", in); strings.Contains(stderr, "host:") {
 		t.Errorf("validation: %q, want no host model", stderr)
 	}
