@@ -641,9 +641,7 @@ func (e *Engine) arrive(r *Record) {
 		// The host model: a bio whose CPU is held by another
 		// submission, or that others wait for, waits its turn (FIFO).
 		c := r.CPU
-		if e.cpuFree == nil {
-			e.cpuFree, e.cpuWait = map[uint32]trace.Time{}, map[uint32][]*Record{}
-		}
+		e.cpuMaps()
 		if len(e.cpuWait[c]) > 0 || e.cpuFree[c] > e.now {
 			if len(e.cpuWait[c]) == 0 {
 				e.push(simEvent{at: e.cpuFree[c], kind: evCPU, arg: uint64(c)})
@@ -656,6 +654,13 @@ func (e *Engine) arrive(r *Record) {
 	e.arriveNow(r)
 }
 
+// cpuMaps makes the host model's maps on first use.
+func (e *Engine) cpuMaps() {
+	if e.cpuFree == nil {
+		e.cpuFree, e.cpuWait = map[uint32]trace.Time{}, map[uint32][]*Record{}
+	}
+}
+
 // completionCPU holds, under Config.Submit, the CPU that completed the
 // first of recs that is not Open in the capture (Record.DoneCPU) for
 // cost, after whatever it was doing: the completion interrupts it and
@@ -665,9 +670,7 @@ func (e *Engine) completionCPU(recs []*Record, cost trace.Time) {
 		if r.Open || r.parent != nil && r.parent.Open {
 			continue
 		}
-		if e.cpuFree == nil {
-			e.cpuFree, e.cpuWait = map[uint32]trace.Time{}, map[uint32][]*Record{}
-		}
+		e.cpuMaps()
 		e.cpuFree[r.DoneCPU] = max(e.cpuFree[r.DoneCPU], e.now) + cost
 		return
 	}

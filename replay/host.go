@@ -196,7 +196,7 @@ func (h HostCosts) SubmitCost(w *Workload, recorded, target string, messages boo
 		return c, false, fmt.Sprintf("the host table has no cost for %s", target)
 	}
 	c = SubmitCost{Source: w.SubmitGap, Target: scaleCost(w.SubmitGap, tgt, src)}
-	csrc, ctgt := h.CompleteNS[h.completeKey(recorded, messages)], h.CompleteNS[target]
+	csrc, ctgt := h.CompleteNS[sourceKey(h.CompleteNS, recorded, messages)], h.CompleteNS[target]
 	if w.CompleteGap > 0 && csrc > 0 && ctgt > 0 {
 		c.CompleteSource, c.CompleteTarget = w.CompleteGap, scaleCost(w.CompleteGap, ctgt, csrc)
 	}
@@ -208,21 +208,19 @@ func scaleCost(v trace.Time, num, den int64) trace.Time {
 	return trace.Time(float64(v)*float64(num)/float64(den) + 0.5)
 }
 
-// completeKey is SourceKey for complete_ns.
-func (h HostCosts) completeKey(recorded string, messages bool) string {
-	recorded = strings.ToLower(recorded)
-	if k := recorded + MessagesSuffix; messages && recorded != "" && h.CompleteNS[k] > 0 {
-		return k
-	}
-	return recorded
-}
+
 
 // SourceKey returns the key of the table whose cost a capture recorded
 // under recorded paid: recorded+MessagesSuffix when the capture carries
 // the scheduler's messages and the table has that key, else recorded.
 func (h HostCosts) SourceKey(recorded string, messages bool) string {
+	return sourceKey(h.SubmitNS, recorded, messages)
+}
+
+// sourceKey is SourceKey in the table m (submit_ns or complete_ns).
+func sourceKey(m map[string]int64, recorded string, messages bool) string {
 	recorded = strings.ToLower(recorded)
-	if k := recorded + MessagesSuffix; messages && recorded != "" && h.SubmitNS[k] > 0 {
+	if k := recorded + MessagesSuffix; messages && recorded != "" && m[k] > 0 {
 		return k
 	}
 	return recorded
