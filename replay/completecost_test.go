@@ -244,3 +244,121 @@ func TestHostCostsComplete(t *testing.T) {
 		}
 	}
 }
+
+// pairRecords builds a process that keeps two 4 KiB reads in flight on
+// CPU 0: pairs queued 1 us apart that both complete 50 us after the
+// first's Q (on CPU doneCPU), the next pair 5 us after. The first bio of
+// a pair is released by a completion (5 us of think time); the second
+// follows it back to back, and in a replay where its slot frees later (a
+// serial device), waits at the process's full depth for its DepCount-th
+// completion and then its wake-up delay (step 4 of the closed-loop rule:
+// the 5 us of its pair's first bio).
+func pairRecords(n int, doneCPU uint32) []replay.Record {
+	recs := make([]replay.Record, n)
+	for i := range recs {
+		b := trace.Time(i/2) * 55 * us
+		q := b + trace.Time(i%2)*us
+		recs[i] = replay.Record{PID: 1, CPU: 0, DoneCPU: doneCPU, Sector: uint64(i) * 1000 * 8, Bytes: 4096,
+			Cat: trace.CatRead | trace.CatSync, Queue: q, Issue: q, Done: b + 50*us}
+	}
+	return recs
+}
+
+// TestCompleteCostWake: pairRecords replayed on a serial device of 30 us
+// a request. The second bio of each pair waits for the process's
+// (2j)-th completion (its pair's predecessor's second bio) and then its
+// wake-up delay: 5 us without a completion cost, and as much when the
+// completion costs what it cost the source (1 us: 1 us of CPU, then the
+// 4 us of the application's); 15 us when it costs 11.
+func TestCompleteCostWake(t *testing.T) {
+	w, err := replay.NewWorkloadFromRecords(pairRecords(20, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sub  replay.SubmitCost
+		want trace.Time
+	}{
+		{replay.SubmitCost{Source: 1 * us, Target: 1 * us}, 5 * us},
+		{replay.SubmitCost{Source: 1 * us, Target: 1 * us, CompleteSource: 1 * us, CompleteTarget: 1 * us}, 5 * us},
+		{replay.SubmitCost{Source: 1 * us, Target: 1 * us, CompleteSource: 1 * us, CompleteTarget: 11 * us}, 15 * us},
+	} {
+		q := map[uint64]trace.Time{}
+		var done []trace.Time // the process's completions, in order
+		_, err := replay.Run(w, replay.Config{NewScheduler: newNone, Device: &serialDevice{lat: 30 * us}, Submit: &tc.sub}, func(e *trace.Event) error {
+			switch e.Action {
+			case trace.ActionQueue:
+				q[e.Sector/8000] = e.Time
+			case trace.ActionComplete:
+				done = append(done, e.Time)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := 2; j < 10; j++ {
+			k := uint64(2*j + 1)
+			if got := q[k] - done[2*j-1]; got != tc.want {
+				t.Errorf("%+v: bio %d queued %v after the process's completion %d, want %v", tc.sub, k, got, 2*j, tc.want)
+			}
+		}
+	}
+}
+
+// batchRecords builds a process that submits batches of four 4 KiB reads
+// 1 us apart on CPU 0, each completing lat after its Q (on CPU doneCPU),
+// the next batch 5 us after the previous one's last completion: each
+// batch's first bio is released by a completion, the others follow it
+// back to back at the process's full depth (the wake-up delay of step 4).
+func batchRecords(n int, lat trace.Time, doneCPU uint32) []replay.Record {
+	var recs []replay.Record
+	t := trace.Time(0)
+	for len(recs) < n {
+		var last trace.Time
+		for i := 0; i < 4 && len(recs) < n; i++ {
+			q := t + trace.Time(i)*us
+			recs = append(recs, replay.Record{PID: 1, CPU: 0, DoneCPU: doneCPU, Sector: uint64(len(recs)) * 1000 * 8, Bytes: 4096,
+				Cat: trace.CatRead | trace.CatSync, Queue: q, Issue: q, Done: q + lat})
+			last = q + lat
+		}
+		t = last + 5*us
+	}
+	return recs
+}
+
+// TestCompleteCostCancels: a completion that costs the replayed scheduler
+// what it cost the source (1 us each, on another CPU than the
+// submissions) changes nothing, whether the device keeps the capture's
+// 50 us or takes 80 (the batch's later bios then wait at the process's
+// full depth and keep their wake-up delay); one that costs 11 us makes
+// every batch start 10 us later than the source's cost does, and its
+// back-to-back bios too.
+func TestCompleteCostCancels(t *testing.T) {
+	w, err := replay.NewWorkloadFromRecords(batchRecords(40, 50*us, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lat := range []trace.Time{50 * us, 80 * us} {
+		dev := &fixedDevice{lat: lat}
+		none := queueTimes(t, w, dev, &replay.SubmitCost{Source: 1 * us, Target: 1 * us})
+		same := queueTimes(t, w, dev, &replay.SubmitCost{Source: 1 * us, Target: 1 * us, CompleteSource: 1 * us, CompleteTarget: 1 * us})
+		if !slices.Equal(none[1], same[1]) {
+			t.Errorf("%v device: the source's completion cost: queued at %v, without a completion cost %v", lat, same[1], none[1])
+		}
+		more := queueTimes(t, w, dev, &replay.SubmitCost{Source: 1 * us, Target: 1 * us, CompleteSource: 1 * us, CompleteTarget: 11 * us})
+		if len(more[1]) != len(none[1]) || len(none[1]) != 40 {
+			t.Fatalf("%v device: %d and %d bios queued, want 40", lat, len(more[1]), len(none[1]))
+		}
+		// By batch: the first bio 10 us later each batch than the last
+		// batch moved it; its three others with it.
+		for b := 1; b < 10; b++ {
+			for i := 0; i < 4; i++ {
+				k := 4*b + i
+				if d, want := more[1][k]-none[1][k], trace.Time(b)*10*us; d != want {
+					t.Errorf("%v device: bio %d (batch %d) queued %v later with an 11 us completion, want %v", lat, k, b, d, want)
+				}
+			}
+		}
+	}
+}

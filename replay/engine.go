@@ -562,8 +562,10 @@ func (e *Engine) tryRelease(p *proc) {
 			at = max(p.lastDone+woke, ready) + think
 		case ready.Valid():
 			at = ready + think
-			if dep.Valid() && dep+r.wake > at {
-				at = dep + r.wake
+			// The wake-up delay of step 4 holds the source's completion
+			// cost too: the replayed one's instead.
+			if wake := woke + max(r.wake-e.cfg.Submit.CompleteSource, 0); dep.Valid() && dep+wake > at {
+				at = dep + wake
 			}
 		default:
 			at = p.lastSubmit + think

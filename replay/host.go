@@ -208,8 +208,6 @@ func scaleCost(v trace.Time, num, den int64) trace.Time {
 	return trace.Time(float64(v)*float64(num)/float64(den) + 0.5)
 }
 
-
-
 // SourceKey returns the key of the table whose cost a capture recorded
 // under recorded paid: recorded+MessagesSuffix when the capture carries
 // the scheduler's messages and the table has that key, else recorded.
