@@ -564,7 +564,11 @@ func (e *Engine) tryRelease(p *proc) {
 			at = ready + think
 			// The wake-up delay of step 4 holds the source's completion
 			// cost too: the replayed one's instead.
-			if wake := woke + max(r.wake-e.cfg.Submit.CompleteSource, 0); dep.Valid() && dep+wake > at {
+			wake := r.wake
+			if h := e.cfg.Submit; h.CompleteSource > 0 || h.CompleteTarget > 0 {
+				wake = woke + max(r.wake-h.CompleteSource, 0)
+			}
+			if dep.Valid() && dep+wake > at {
 				at = dep + wake
 			}
 		default:
