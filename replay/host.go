@@ -51,8 +51,10 @@ import (
 // costs: on that device the 36 pairs of bench/whatif came out the same
 // with and without them (bench/whatif/README.md).
 //
-// Not modelled: Q to D (the engine issues at the Q), the application's own CPU time (carried as think time, not as a
-// CPU held), bios whose size changes the cost, and the CPU of Open bios
+// Not modelled: Q to D (the engine issues at the Q), the application's
+// own CPU time (carried as think time, not as a CPU held), bios whose
+// size changes the cost, the loop device's own worker (its copies run on
+// the CPUs the submitters use), and the CPU of Open bios
 // (writeback, at their captured times). A process stays on the CPUs the
 // capture shows, bio by bio: the kernel's placement under another
 // scheduler is not predicted.
