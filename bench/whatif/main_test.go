@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
 
@@ -70,5 +71,36 @@ func TestTracedHost(t *testing.T) {
 		if m.messages() != want {
 			t.Errorf("%s: messages %v, want %v", doc, !want, want)
 		}
+	}
+}
+
+// TestAggregate: the summary of three pairs' scores, by hand. Shares
+// 0.01, 0.05, 0.02: median 0.02, mean 0.08/3, two within 3 pp. Cgroup
+// bandwidth 0.10, 0.30 and NaN (no real run to compare with): the median
+// of the two, 0.20, one within 15 %. Totals 0.15, 0.16, 0.01: median 0.15
+// (the aim is inclusive), two within. p50 0.5, 0.2, 0.25: median 0.25,
+// two within. One pair meets every aim.
+func TestAggregate(t *testing.T) {
+	nan := math.NaN()
+	a := aggregateOf([]score{
+		{share: 0.01, bw: 0.10, total: 0.15, p50: 0.5},
+		{share: 0.05, bw: 0.30, total: 0.16, p50: 0.2},
+		{share: 0.02, bw: nan, total: 0.01, p50: 0.25, ok: true},
+	})
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	if !near(a.shareMed, 0.02) || !near(a.shareMean, 0.08/3) || a.shareOK != 2 {
+		t.Errorf("shares: median %v mean %v within %d, want 0.02, %v, 2", a.shareMed, a.shareMean, a.shareOK, 0.08/3)
+	}
+	if !near(a.bwMed, 0.20) || a.bwOK != 1 {
+		t.Errorf("cgroup bandwidth: median %v within %d, want 0.20, 1", a.bwMed, a.bwOK)
+	}
+	if !near(a.totalMed, 0.15) || a.totalOK != 2 {
+		t.Errorf("total: median %v within %d, want 0.15, 2", a.totalMed, a.totalOK)
+	}
+	if !near(a.p50Med, 0.25) || a.p50OK != 2 || a.all != 1 {
+		t.Errorf("p50: median %v within %d, every aim %d; want 0.25, 2, 1", a.p50Med, a.p50OK, a.all)
+	}
+	if e := aggregateOf(nil); !math.IsNaN(e.bwMed) || !math.IsNaN(e.shareMean) || e.all != 0 {
+		t.Errorf("no pairs: %+v, want NaN medians and no pair", e)
 	}
 }

@@ -22,21 +22,37 @@ type score struct {
 	ok                    bool
 }
 
+// scoreOf returns o's worst errors, with the capture's own calibration or
+// (dev) the probe's. A figure with no real run to compare with is NaN,
+// and meets no aim; a pair of one cgroup has no share error (0).
 func scoreOf(o *outcome, dev bool) score {
-	var s score
+	nan := math.NaN()
+	s := score{share: nan, bw: nan, total: nan, p50: nan}
+	if len(o.Rows) <= 1 {
+		s.share = 0
+	}
+	worst := func(acc, v float64) float64 { // NaN: none yet, or not comparable
+		if math.IsNaN(acc) {
+			return v
+		}
+		if math.IsNaN(v) {
+			return acc
+		}
+		return math.Max(acc, v)
+	}
 	for _, r := range o.Rows {
 		mib, shr, p50 := r.PredMiB, r.PredShr, r.PredP50
 		if dev {
 			mib, shr, p50 = r.DevMiB, r.DevShr, r.DevP50
 		}
 		if rs, ok := nearestAbs(shr, r.RealShr); ok && len(o.Rows) > 1 {
-			s.share = math.Max(s.share, math.Abs(shr-rs))
+			s.share = worst(s.share, math.Abs(shr-rs))
 		}
 		if rm, ok := nearest(mib, r.RealMiB); ok {
-			s.bw = math.Max(s.bw, math.Abs(relErr(mib, rm)))
+			s.bw = worst(s.bw, math.Abs(relErr(mib, rm)))
 		}
 		if rp, ok := nearest(p50, r.RealP50); ok {
-			s.p50 = math.Max(s.p50, math.Abs(relErr(p50, rp)))
+			s.p50 = worst(s.p50, math.Abs(relErr(p50, rp)))
 		}
 	}
 	t := o.Total
@@ -53,6 +69,98 @@ func scoreOf(o *outcome, dev bool) score {
 
 var figNames = [4]string{"share", "bw", "total", "p50"}
 
+// aggregate is the summary of a set of pairs' scores: each figure's
+// median error (and the shares' mean), how many pairs meet each aim, and
+// how many meet every aim. A NaN error (a figure with no real run to
+// compare with) counts in no median and meets no aim.
+type aggregate struct {
+	shareMed, shareMean, bwMed         float64
+	totalMed, p50Med                   float64
+	shareOK, bwOK, totalOK, p50OK, all int
+}
+
+func aggregateOf(ss []score) aggregate {
+	var a aggregate
+	var sh, bw, tot, p50 []float64
+	for _, s := range ss {
+		for _, f := range []struct {
+			v   float64
+			aim float64
+			to  *[]float64
+			ok  *int
+		}{{s.share, aimShare, &sh, &a.shareOK}, {s.bw, aimBW, &bw, &a.bwOK}, {s.total, aimBW, &tot, &a.totalOK}, {s.p50, aimP50, &p50, &a.p50OK}} {
+			if math.IsNaN(f.v) {
+				continue
+			}
+			*f.to = append(*f.to, f.v)
+			if f.v <= f.aim {
+				*f.ok++
+			}
+		}
+		if s.ok {
+			a.all++
+		}
+	}
+	a.shareMed, a.bwMed, a.totalMed, a.p50Med = medianOf(sh), medianOf(bw), medianOf(tot), medianOf(p50)
+	a.shareMean = math.NaN()
+	if len(sh) > 0 {
+		sum := 0.0
+		for _, v := range sh {
+			sum += v
+		}
+		a.shareMean = sum / float64(len(sh))
+	}
+	return a
+}
+
+// medianOf returns the median of v (the mean of the middle two for an
+// even count), NaN for none; v is sorted in place.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(v)
+	m := len(v) / 2
+	if len(v)%2 == 1 {
+		return v[m]
+	}
+	return (v[m-1] + v[m]) / 2
+}
+
+// aggregateTable writes the summary of the pairs' figures, with the
+// capture's own calibration and, when dev holds any, with the probe's.
+func aggregateTable(w io.Writer, own, dev []score) {
+	p := func(f string, a ...any) { fmt.Fprintf(w, f, a...) }
+	cols := []aggregate{aggregateOf(own)}
+	p("| figure, %d pairs | capture's own calibration |", len(own))
+	if len(dev) > 0 {
+		cols = append(cols, aggregateOf(dev))
+		p(" probe's device.json (%d pairs) |", len(dev))
+	}
+	p("\n|---|---|")
+	if len(dev) > 0 {
+		p("---|")
+	}
+	p("\n")
+	row := func(name string, f func(a aggregate) string) {
+		p("| %s |", name)
+		for _, a := range cols {
+			p(" %s |", f(a))
+		}
+		p("\n")
+	}
+	row("share error, median / mean", func(a aggregate) string {
+		return fmt.Sprintf("%.1f / %.1f pp", 100*a.shareMed, 100*a.shareMean)
+	})
+	row("shares within 3 pp", func(a aggregate) string { return fmt.Sprint(a.shareOK) })
+	pct1 := func(v float64) string { return fmt.Sprintf("%.1f %%", 100*v) }
+	row("cgroup bandwidth error, median; within 15 %", func(a aggregate) string { return fmt.Sprintf("%s; %d", pct1(a.bwMed), a.bwOK) })
+	row("total bandwidth error, median; within 15 %", func(a aggregate) string { return fmt.Sprintf("%s; %d", pct1(a.totalMed), a.totalOK) })
+	row("p50 error, median; within 25 %", func(a aggregate) string { return fmt.Sprintf("%s; %d", pct1(a.p50Med), a.p50OK) })
+	row("pairs meeting every aim", func(a aggregate) string { return fmt.Sprint(a.all) })
+	p("\n")
+}
+
 // noWorse says, per figure (share, cgroup bandwidth, total bandwidth,
 // p50), whether the probe's error d is no larger than the capture's own
 // calibration's s, within 0.5 pp for shares and 1 % for the others (the
@@ -60,6 +168,14 @@ var figNames = [4]string{"share", "bw", "total", "p50"}
 func noWorse(s, d score) [4]bool {
 	le := func(a, b, tol float64) bool { return math.IsNaN(b) || a <= b+tol }
 	return [4]bool{le(d.share, s.share, 0.005), le(d.bw, s.bw, 0.01), le(d.total, s.total, 0.01), le(d.p50, s.p50, 0.01)}
+}
+
+// pp formats a share error (a fraction) in percentage points, "-" for NaN.
+func pp(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f pp", 100*v)
 }
 
 func pct(v float64) string {
@@ -133,6 +249,7 @@ func render(w io.Writer, outs []outcome) {
 		p("| pair | worst share err | worst cgroup bw err | total bw err | worst p50 err | aims |\n|---|---|---|---|---|---|\n")
 	}
 	var skipped []string
+	var own, devs []score // each pair's scores, with its own calibration and with the probe's
 	met, metDev, n, nDev, allDev := 0, 0, 0, 0, 0
 	nDevRig, allDevRig := 0, 0
 	var byFig [4]int
@@ -144,16 +261,18 @@ func render(w io.Writer, outs []outcome) {
 		}
 		n++
 		s := scoreOf(o, false)
+		own = append(own, s)
 		if s.ok {
 			met++
 		}
-		p("| [%s](#%s) | %.1f pp | %s | %s | %s | %s |", pairName(o.P), anchor(i), 100*s.share, pct(s.bw), pct(s.total), pct(s.p50), yes(s.ok))
+		p("| [%s](#%s) | %s | %s | %s | %s | %s |", pairName(o.P), anchor(i), pp(s.share), pct(s.bw), pct(s.total), pct(s.p50), yes(s.ok))
 		if dev && o.Dev != nil {
 			d := scoreOf(o, true)
+			devs = append(devs, d)
 			if d.ok {
 				metDev++
 			}
-			p(" %.1f pp / %s / %s / %s | %s |", 100*d.share, pct(d.bw), pct(d.total), pct(d.p50), yes(d.ok))
+			p(" %s / %s / %s / %s | %s |", pp(d.share), pct(d.bw), pct(d.total), pct(d.p50), yes(d.ok))
 			nDev++
 			no := noWorse(s, d)
 			var names []string
@@ -176,7 +295,9 @@ func render(w io.Writer, outs []outcome) {
 		}
 		p("\n")
 	}
-	p("\n%d of %d pairs meet every aim with the capture's own calibration", met, n)
+	p("\n")
+	aggregateTable(w, own, devs)
+	p("%d of %d pairs meet every aim with the capture's own calibration", met, n)
 	if dev {
 		p(", %d with the probe's device model", metDev)
 	}
