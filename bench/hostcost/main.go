@@ -11,10 +11,10 @@
 // it replays: Workload.SubmitGap (a process's back-to-back Q-to-Q gaps,
 // no completion of its own between, the median) and Workload.CompleteGap
 // (a CPU's back-to-back C-to-C gaps within 20 us, no Q of that CPU
-// between: a completion bunch; the mean). The table's submit_ns and complete_ns for a
-// scheduler are their means over its captures, so that a replay's
-// source cost (the capture's own measure) and the table's ratios are
-// measured alike.
+// between: a completion bunch; the mean). The table's submit_ns and
+// complete_ns for a scheduler are their means over its captures, so that
+// a replay's source cost (the capture's own measure) and the table's
+// ratios are measured alike.
 package main
 
 import (
