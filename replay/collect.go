@@ -346,7 +346,7 @@ func (c *Collector) Before(e *trace.Event) {
 		s := c.dev(e.Dev)
 		sp := s.pid(e.PID)
 		s.gapSample(e, sp)
-		s.cpuEvent(e)
+		s.cpuSample(e)
 		q := c.newQ()
 		q.dev, q.rec = e.Dev, storedRecord{pid: e.PID, index: idx, cgroup: e.Cgroup, cpu: e.CPU,
 			comm: c.names.id(p.comm), sector: e.Sector, bytes: e.Bytes, cat: e.Cat.OpFlags(),
@@ -462,7 +462,7 @@ func (c *Collector) Before(e *trace.Event) {
 		}
 	case trace.ActionComplete:
 		s := c.dev(e.Dev)
-		s.cpuEvent(e)
+		s.cpuSample(e)
 		s.lastC, s.lastCCPU = e.Time, e.CPU
 		if s.inflight > 0 {
 			s.inflight--

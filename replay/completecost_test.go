@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -117,7 +118,7 @@ func TestCompleteGapEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpus := dev.cpus
-	if want := map[uint32][2]uint32{1: {1, 0}, 2: {1, 1}, 3: {0, 1}}; !mapsEqual(cpus, want) {
+	if want := map[uint32][2]uint32{1: {1, 0}, 2: {1, 1}, 3: {0, 1}}; !maps.Equal(cpus, want) {
 		t.Errorf("(CPU, DoneCPU) by process %v, want %v", cpus, want)
 	}
 }
@@ -133,18 +134,6 @@ func (d *cpuDevice) Issue(now trace.Time, rq *replay.Request) trace.Time {
 	return now + 10*us
 }
 func (d *cpuDevice) Done(now trace.Time, rq *replay.Request) {}
-
-func mapsEqual[K, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
 
 // TestCompleteGapRecorded: Workload.CompleteGap of the recorded BFQ and
 // mq-deadline captures of one job against the mean computed here from

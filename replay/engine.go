@@ -562,13 +562,7 @@ func (e *Engine) tryRelease(p *proc) {
 			at = max(p.lastDone+woke, ready) + think
 		case ready.Valid():
 			at = ready + think
-			// The wake-up delay of step 4 holds the source's completion
-			// cost too: the replayed one's instead.
-			wake := r.wake
-			if h := e.cfg.Submit; h.CompleteSource > 0 || h.CompleteTarget > 0 {
-				wake = woke + max(r.wake-h.CompleteSource, 0)
-			}
-			if dep.Valid() && dep+wake > at {
+			if wake := e.cfg.Submit.appWake(r.wake); dep.Valid() && dep+wake > at {
 				at = dep + wake
 			}
 		default:

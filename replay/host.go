@@ -322,10 +322,10 @@ type cpuEvent struct {
 	seen bool // t and c hold an event
 }
 
-// cpuEvent counts e, a Q or a C, toward the device's back-to-back C-to-C
+// cpuSample counts e, a Q or a C, toward the device's back-to-back C-to-C
 // gaps (Workload.CompleteGap): a C whose CPU's previous Q or C on the
 // device was a C within completeBackToBack.
-func (s *collectDev) cpuEvent(e *trace.Event) {
+func (s *collectDev) cpuSample(e *trace.Event) {
 	if e.CPU >= maxGapCPU {
 		return
 	}
@@ -392,6 +392,17 @@ const (
 )
 
 const defaultHostMeasured = "bench/whatif/jobs/hostcost.fio (one 4 KiB random reader, libaio iodepth 32) on the rig's loop device over /dev/shm, 2026-12-02, two runs per scheduler (bfq with and without its messages traced): Workload.SubmitGap means"
+
+// appWake returns the wake-up delay of step 4 (Record.wake, captured
+// from a completion to the Q) under the completion model: the replayed
+// completion's cost, then the captured delay less the source's; the
+// captured delay itself when the completion is not modelled.
+func (c *SubmitCost) appWake(wake trace.Time) trace.Time {
+	if c.CompleteSource == 0 && c.CompleteTarget == 0 {
+		return wake
+	}
+	return c.CompleteTarget + max(wake-c.CompleteSource, 0)
+}
 
 // appThink returns the part of r's think time (or gap) that is the
 // application's: no more than its captured gap from its process's
