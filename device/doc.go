@@ -7,10 +7,13 @@
 //   - KindNonRotational (flash, virtual and loop devices): the service time
 //     of a request is Base + PerByte*bytes for its operation class (read,
 //     write, other), times its size's factor where the class has Sizes
-//     (fitted last, on the chosen model, where the capture showed two
-//     sizes or more often and the line misses one by a quarter or more,
-//     and kept where they lower the in-sample demerit; a size between two
-//     bands takes their factors interpolated in log size), times a
+//     (fitted last, on the chosen model, on the bunches' openers with
+//     Batching, where the capture showed two sizes or more often and the
+//     line misses one by a quarter or more, and kept where they lower the
+//     in-sample demerit, or where they lower the demerit taken apart by
+//     class and size both in-sample and on the held-out half of the
+//     split; a size between two bands takes their factors interpolated
+//     in log size), times a
 //     saturation factor 1 + Slope*max(0, k-Parallelism)
 //     where k is the number of requests on the device once it is issued,
 //     (or the factor measured at k, where the capture showed k often),

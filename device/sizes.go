@@ -47,11 +47,12 @@ func fitSizesOn(n *NonRotational, ss []sample, nq int) *NonRotational {
 // residual, at its most common size; with two bands or more and one off
 // the line by sizeBandSpread or more, they become the class's Sizes and
 // its residual tables are fitted again on the corrected latency, one
-// table a band. Not with Batching (a bunch's members complete with its
-// opener, not at their own latency) nor Curves (whose bands are fitted by
-// size already).
+// table a band. With Batching, ss are the bunches' openers (a bunch's
+// members complete with their opener, not at their own latency;
+// Calibrate's step 7). Not with Curves (whose bands are fitted by size
+// already).
 func fitSizes(n *NonRotational, ss []sample, nq int) {
-	if n.Batching != nil || len(n.Curves) > 0 {
+	if len(n.Curves) > 0 {
 		return
 	}
 	for _, o := range []Op{OpRead, OpWrite} {

@@ -8,7 +8,7 @@
 // (docs/cli.md): the time in which every compared cgroup had I/O queued or
 // in flight.
 //
-//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]] [-host HOST.json|default|off] [-o docs/whatif.md]
+//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]|real] [-host HOST.json|default|off] [-o docs/whatif.md]
 //
 // -captures names a directory of captures recorded with ../shared/rig for
 // these pairs (bench/whatif/jobs, bench/whatif/record.sh); pairs whose
@@ -16,7 +16,11 @@
 // the prediction made with that device model (a `tracesched probe` of the
 // loop device) beside the one made with the capture's own calibration;
 // by default the probe committed as bench/whatif/loop-probe-vm3.device.json.zst
-// (bench/whatif/README.md), -device "" leaves it out.
+// (bench/whatif/README.md), -device "" leaves it out. -device real
+// predicts each pair again with the model calibrated from its first real
+// run instead: an oracle no user has, which splits each error into the
+// device model's part and the scheduler's and workload's; -device behind
+// with the source calibrated by `tracesched calibrate --behind`.
 // Replays run one at a time; JSON outputs are kept in -work and reused
 // when -reuse is given.
 package main
@@ -201,7 +205,7 @@ type outcome struct {
 var (
 	flagShared   = flag.String("shared", "../shared", "the team's shared directory (captures/)")
 	flagCaptures = flag.String("captures", "/tmp/wi-captures", "captures recorded for these pairs with ../shared/rig (bench/whatif/jobs)")
-	flagDevice   = flag.String("device", defaultDevice, "a device model (tracesched probe; FILE.zst: zstd-compressed) to predict every pair with as well; \"\": none")
+	flagDevice   = flag.String("device", defaultDevice, "a device model (tracesched probe; FILE.zst: zstd-compressed) to predict every pair with as well; \"real\": each pair's first real run's own calibration (an oracle: the device as the target scheduler drove it); \"behind\": the source calibrated with --behind; \"\": none")
 	flagOut      = flag.String("o", "docs/whatif.md", "the report to write")
 	flagWork     = flag.String("work", "/tmp/wi-bench", "where the JSON outputs are kept")
 	flagReuse    = flag.Bool("reuse", false, "reuse JSON outputs already in -work")
@@ -219,8 +223,67 @@ var (
 const defaultDevice = "bench/whatif/loop-probe-vm3.device.json.zst"
 
 // devicePath is the -device model as replay reads it (decompressed into
-// -work when compressed), "" for none.
+// -work when compressed), "" for none or for deviceReal.
 var devicePath string
+
+// deviceReal is the -device value that predicts each pair again with the
+// device model calibrated from its first real run (realDevice): the
+// device as it behaved under the target scheduler, which no what-if has.
+// The difference between that prediction and the one with the source's
+// own calibration is the part of the error the device model makes when
+// it leaves the source's operating point; what remains is the
+// scheduler's and the workload's.
+const deviceReal = "real"
+
+// deviceBehind is the -device value that predicts each pair again with
+// the source capture calibrated by `tracesched calibrate --behind` (the
+// wait of small requests behind large ones, off in replay's own
+// calibration): a candidate for what-ifs, judged on every pair.
+const deviceBehind = "behind"
+
+// perPairDevice reports whether -device names a calibration made for each
+// pair rather than a file.
+func perPairDevice() bool { return *flagDevice == deviceReal || *flagDevice == deviceBehind }
+
+// devLabel names the alternative device model of the report's columns.
+func devLabel() string {
+	switch *flagDevice {
+	case deviceReal:
+		return "the real run's device model"
+	case deviceBehind:
+		return "the source calibrated with --behind"
+	}
+	return "the probe's device model"
+}
+
+// devShort is devLabel in a table heading.
+func devShort() string {
+	switch *flagDevice {
+	case deviceReal:
+		return "real run's device"
+	case deviceBehind:
+		return "--behind"
+	}
+	return "probe"
+}
+
+// calibrated returns the device model `tracesched calibrate` fits to
+// capture c with the extra flags, written into -work (kept with -reuse).
+func calibrated(bin string, c *capture, flags ...string) (string, error) {
+	out := filepath.Join(*flagWork, "device."+c.Name+strings.Join(flags, "")+".json")
+	if *flagReuse {
+		if _, err := os.Stat(out); err == nil {
+			return out, nil
+		}
+	}
+	cmd := exec.Command(bin, append([]string{"calibrate", c.base(), "-o", out}, flags...)...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("tracesched calibrate %s: %v: %s", c.base(), err, lastLine(errb.String()))
+	}
+	return out, nil
+}
 
 func main() {
 	flag.Parse()
@@ -373,7 +436,7 @@ func run() error {
 // without it) means none, said on stderr; a named one must exist.
 func prepareDevice() error {
 	in := *flagDevice
-	if in == "" {
+	if in == "" || perPairDevice() {
 		return nil
 	}
 	b, err := os.ReadFile(in)
@@ -556,8 +619,18 @@ func runPair(bin string, p pair) outcome {
 		o.Skipped = err.Error()
 		return o
 	}
-	if devicePath != "" {
-		o.Dev, err = tracesched(bin, key(p, hostKey+".device-"+strings.TrimSuffix(filepath.Base(devicePath), ".json")), append(append(args, "--device", devicePath), src.base())...)
+	if dev := devicePath; dev != "" || perPairDevice() {
+		switch *flagDevice {
+		case deviceReal:
+			dev, err = calibrated(bin, reals[0])
+		case deviceBehind:
+			dev, err = calibrated(bin, src, "--behind")
+		}
+		if err != nil {
+			o.Skipped = err.Error()
+			return o
+		}
+		o.Dev, err = tracesched(bin, key(p, hostKey+".device-"+strings.TrimSuffix(filepath.Base(dev), ".json")), append(append(args, "--device", dev), src.base())...)
 		if err != nil {
 			o.Skipped = err.Error()
 			return o

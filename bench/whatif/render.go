@@ -23,8 +23,9 @@ type score struct {
 }
 
 // scoreOf returns o's worst errors, with the capture's own calibration or
-// (dev) the probe's. A figure with no real run to compare with is NaN,
-// and meets no aim; a pair of one cgroup has no share error (0).
+// (dev) with -device's model (a probe, or the real run's own calibration).
+// A figure with no real run to compare with is NaN, and meets no aim; a
+// pair of one cgroup has no share error (0).
 func scoreOf(o *outcome, dev bool) score {
 	nan := math.NaN()
 	s := score{share: nan, bw: nan, total: nan, p50: nan}
@@ -128,14 +129,14 @@ func medianOf(v []float64) float64 {
 }
 
 // aggregateTable writes the summary of the pairs' figures, with the
-// capture's own calibration and, when dev holds any, with the probe's.
+// capture's own calibration and, when dev holds any, with -device's model.
 func aggregateTable(w io.Writer, own, dev []score) {
 	p := func(f string, a ...any) { fmt.Fprintf(w, f, a...) }
 	cols := []aggregate{aggregateOf(own)}
 	p("| figure, %d pairs | capture's own calibration |", len(own))
 	if len(dev) > 0 {
 		cols = append(cols, aggregateOf(dev))
-		p(" probe's device.json (%d pairs) |", len(dev))
+		p(" %s (%d pairs) |", devLabel(), len(dev))
 	}
 	p("\n|---|---|")
 	if len(dev) > 0 {
@@ -162,7 +163,7 @@ func aggregateTable(w io.Writer, own, dev []score) {
 }
 
 // noWorse says, per figure (share, cgroup bandwidth, total bandwidth,
-// p50), whether the probe's error d is no larger than the capture's own
+// p50), whether -device's error d is no larger than the capture's own
 // calibration's s, within 0.5 pp for shares and 1 % for the others (the
 // rounding of the table).
 func noWorse(s, d score) [4]bool {
@@ -241,10 +242,22 @@ func render(w io.Writer, outs []outcome) {
 	}
 	p("## Summary\n\n")
 	if dev {
-		p("The columns on the right replay every pair again with `--device %s` (a `tracesched probe` of\n", *flagDevice)
-		p("the loop device, not the capture's own calibration); \"probe no worse on\" lists the figures whose\n")
-		p("error it does not make larger (within 0.5 pp for shares, 1 %% for the others).\n\n")
-		p("| pair | worst share err | worst cgroup bw err | total bw err | worst p50 err | aims | with the probe's device.json: share / bw / total / p50 | aims | probe no worse on |\n|---|---|---|---|---|---|---|---|---|\n")
+		switch *flagDevice {
+		case deviceBehind:
+			p("The columns on the right replay every pair again with `--device` set to the model `tracesched calibrate --behind`\n")
+			p("fits to the pair's source capture (`-device behind`): small requests wait behind the large ones issued\n")
+			p("before them, and their own latency is fitted on the requests that did not wait.\n")
+		case deviceReal:
+			p("The columns on the right replay every pair again with `--device` set to the model `tracesched calibrate`\n")
+			p("fits to the pair's first real run (`-device real`): the device as the target scheduler drove it, which\n")
+			p("a what-if does not have. What that model changes is the part of the error the capture's own calibration\n")
+			p("makes away from the source's operating point; what it leaves is the scheduler model's and the workload's.\n")
+		default:
+			p("The columns on the right replay every pair again with `--device %s` (a `tracesched probe` of\n", *flagDevice)
+			p("the loop device, not the capture's own calibration).\n")
+		}
+		p("\"%s no worse on\" lists the figures whose error it does not make larger (within 0.5 pp for shares, 1 %% for the others).\n\n", devShort())
+		p("| pair | worst share err | worst cgroup bw err | total bw err | worst p50 err | aims | with %s: share / bw / total / p50 | aims | %s no worse on |\n|---|---|---|---|---|---|---|---|---|\n", devLabel(), devShort())
 	} else {
 		p("| pair | worst share err | worst cgroup bw err | total bw err | worst p50 err | aims |\n|---|---|---|---|---|---|\n")
 	}
@@ -299,17 +312,17 @@ func render(w io.Writer, outs []outcome) {
 	aggregateTable(w, own, devs)
 	p("%d of %d pairs meet every aim with the capture's own calibration", met, n)
 	if dev {
-		p(", %d with the probe's device model", metDev)
+		p(", %d with %s", metDev, devLabel())
 	}
 	p(".\n\n")
 	if nDev > 0 {
-		p("With the probe's device model, %d of %d pairs come out at least as well on every figure; per figure: ", allDev, nDev)
+		p("With %s, %d of %d pairs come out at least as well on every figure; per figure: ", devLabel(), allDev, nDev)
 		var fs []string
 		for f, k := range byFig {
 			fs = append(fs, fmt.Sprintf("%s %d", figNames[f], k))
 		}
 		p("%s.", strings.Join(fs, ", "))
-		if nDevRig > 0 {
+		if nDevRig > 0 && !perPairDevice() {
 			p(" On the device the probe measured (the pairs whose source is a rig/ capture, recorded on it): %d of %d; the recorded/ and\n", allDevRig, nDevRig)
 			p("recorded-fs/ captures come from the loop devices of earlier VMs, which the probe did not measure.")
 		}
@@ -343,7 +356,7 @@ func render(w io.Writer, outs []outcome) {
 		hdr := "| cgroup | weight | captured MiB/s (share) | predicted | real (each run) | share err | bw err | p50 ms captured / predicted / real | p50 err |"
 		sep := "|---|---|---|---|---|---|---|---|---|"
 		if o.Dev != nil {
-			hdr += " predicted, probe device | bw err | p50 err |"
+			hdr += " predicted, " + devShort() + " | bw err | p50 err |"
 			sep += "---|---|---|"
 		}
 		p("%s\n%s\n", hdr, sep)
@@ -369,7 +382,7 @@ func render(w io.Writer, outs []outcome) {
 		}
 		if o.Dev != nil {
 			for _, s := range o.Dev.DeviceExtrapolation {
-				p("- probe device model extrapolates: %s\n", s)
+				p("- %s extrapolates: %s\n", devLabel(), s)
 			}
 		}
 		p("\n")
