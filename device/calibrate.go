@@ -697,7 +697,7 @@ func calibrate(sum summary, win func(n int) *capture, full func() *capture, opts
 		// on the held-out half of the split, bands fitted on its first
 		// half: the pooled figure is the largest requests', and one
 		// table for every read gave rig/wi-mix4-bfq-a's 4 KiB reader,
-		// alone on the device, 218 us on average for the real 84
+		// alone on the device, 212 us on average for the real 84
 		// (TestSizeBandsHeldOutRule). Their tables replace the class's
 		// by in-flight bucket, which a capture's spread may owe more
 		// to the load than to the size (rig/wi-mix3-mqdl: 10.1 %

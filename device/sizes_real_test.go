@@ -60,9 +60,8 @@ func readRequestsCSV(tb testing.TB, name string) []trace.Request {
 // depth 32), the loop device completes in bunches and one residual table
 // for every read gives the 4 KiB reads the spread of the large ones:
 // alone on the device they took 84 us on average (77 us p50, 99 us p90;
-// computed from the capture), the model without size bands drew them a
-// mean of 218 us and a p90 of 533 us in the replay, and BFQ's inject
-// limit, which compares the reader's total service times, stayed at 0.
+// computed from the capture), and the replay through BFQ drew them 86 us
+// p50, 212 mean, 524 p90 without size bands (77, 90 and 102 with them).
 // With the bands fitted on the bunches' openers the pooled demerit rises
 // (35.5 % against 27.6 %: the 1 MiB reads set it) and the demerit by
 // class and size falls (59 % against 103 %), on the half of the capture
@@ -91,7 +90,7 @@ func TestSizeBandsHeldOutRule(t *testing.T) {
 		t.Fatalf("read bands %+v: none at 4 KiB", rd.Sizes)
 	}
 	// The 4 KiB band's own spread: the capture's p90 over p50 alone is
-	// 99/77 = 1.29; the pooled table's was 533/87 = 6.1 in the replay.
+	// 99/77 = 1.29; the pooled table's was 524/86 = 6.1 in the replay.
 	if q := rd.Sizes[i].Residual; q.At(0.9)/q.At(0.5) > 2 {
 		t.Errorf("4 KiB residual p50 %.3f p90 %.3f: the spread of the large reads", q.At(0.5), q.At(0.9))
 	}

@@ -8,7 +8,7 @@
 // (docs/cli.md): the time in which every compared cgroup had I/O queued or
 // in flight.
 //
-//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]|real] [-host HOST.json|default|off] [-o docs/whatif.md]
+//	go run ./bench/whatif [-shared ../shared] [-captures /tmp/wi-captures] [-device probe.json[.zst]|real|behind] [-host HOST.json|default|off] [-o docs/whatif.md]
 //
 // -captures names a directory of captures recorded with ../shared/rig for
 // these pairs (bench/whatif/jobs, bench/whatif/record.sh); pairs whose
@@ -223,11 +223,12 @@ var (
 const defaultDevice = "bench/whatif/loop-probe-vm3.device.json.zst"
 
 // devicePath is the -device model as replay reads it (decompressed into
-// -work when compressed), "" for none or for deviceReal.
+// -work when compressed), "" for none or for a calibration made per pair
+// (deviceReal, deviceBehind).
 var devicePath string
 
 // deviceReal is the -device value that predicts each pair again with the
-// device model calibrated from its first real run (realDevice): the
+// device model calibrated from its first real run (calibrated): the
 // device as it behaved under the target scheduler, which no what-if has.
 // The difference between that prediction and the one with the source's
 // own calibration is the part of the error the device model makes when
