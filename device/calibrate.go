@@ -800,8 +800,7 @@ func sizeSplitDemerit(ss []sample, real, model []float64) float64 {
 		op   Op
 		band int
 	}
-	type group struct{ r, m []float64 }
-	gs := map[key]*group{}
+	gs := map[key]*demeritGroup{}
 	for i, s := range ss {
 		k := key{s.op, -1}
 		if s.bytes > 0 {
@@ -809,30 +808,19 @@ func sizeSplitDemerit(ss []sample, real, model []float64) float64 {
 		}
 		g := gs[k]
 		if g == nil {
-			g = &group{}
+			g = &demeritGroup{}
 			gs[k] = g
 		}
-		g.r = append(g.r, real[i])
-		g.m = append(g.m, model[i])
+		g.add(real[i], model[i])
 	}
 	keys := slices.SortedFunc(maps.Keys(gs), func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.op, b.op), cmp.Compare(a.band, b.band))
 	})
-	var sum, n float64
-	for _, k := range keys {
-		g := gs[k]
-		if len(g.r) < minSizeBand {
-			continue
-		}
-		if _, _, f := score(g.r, g.m); !math.IsNaN(f) && !math.IsInf(f, 0) {
-			sum += f * float64(len(g.r))
-			n += float64(len(g.r))
-		}
+	ordered := make([]*demeritGroup, len(keys))
+	for i, k := range keys {
+		ordered[i] = gs[k]
 	}
-	if n == 0 {
-		return math.Inf(1)
-	}
-	return sum / n
+	return weightedDemerit(ordered, minSizeBand)
 }
 
 // splitDemerit is the demerit of model against real (the D2C of ss, ns)
@@ -840,23 +828,40 @@ func sizeSplitDemerit(ss []sample, real, model []float64) float64 {
 // stream and those that do not are scored on their own (score), and the
 // fractions are averaged weighted by their counts.
 func splitDemerit(ss []sample, real, model []float64) float64 {
-	type group struct{ r, m []float64 }
-	var gs [numOps][2]group
+	var gs [numOps][2]demeritGroup
 	for i, s := range ss {
-		g := &gs[s.op][b2i(s.seq)]
-		g.r = append(g.r, real[i])
-		g.m = append(g.m, model[i])
+		gs[s.op][b2i(s.seq)].add(real[i], model[i])
 	}
-	var sum, n float64
+	var ordered []*demeritGroup
 	for o := range gs {
-		for _, g := range gs[o] {
-			if len(g.r) == 0 {
-				continue
-			}
-			if _, _, f := score(g.r, g.m); !math.IsNaN(f) && !math.IsInf(f, 0) {
-				sum += f * float64(len(g.r))
-				n += float64(len(g.r))
-			}
+		for j := range gs[o] {
+			ordered = append(ordered, &gs[o][j])
+		}
+	}
+	return weightedDemerit(ordered, 1)
+}
+
+// demeritGroup is the real and modelled D2Cs of one group of requests,
+// ns.
+type demeritGroup struct{ r, m []float64 }
+
+func (g *demeritGroup) add(real, model float64) {
+	g.r = append(g.r, real)
+	g.m = append(g.m, model)
+}
+
+// weightedDemerit returns the demerit fractions of gs (score), groups of
+// fewer than minN requests left out, averaged weighted by their counts in
+// the order given; +Inf when no group is scored.
+func weightedDemerit(gs []*demeritGroup, minN int) float64 {
+	var sum, n float64
+	for _, g := range gs {
+		if len(g.r) < max(minN, 1) {
+			continue
+		}
+		if _, _, f := score(g.r, g.m); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			sum += f * float64(len(g.r))
+			n += float64(len(g.r))
 		}
 	}
 	if n == 0 {
