@@ -104,3 +104,26 @@ func TestAggregate(t *testing.T) {
 		t.Errorf("no pairs: %+v, want NaN medians and no pair", e)
 	}
 }
+
+// TestRunSpread: by hand, two runs of a two-cgroup job, 100 and 150
+// MiB/s for one cgroup (+50 %), 50 and 40 for the other (+25 %), totals
+// 150 and 190 (+26.7 %), shares 0.6/0.7 and 0.4/0.3 (0.1 apart); one run
+// has no spread.
+func TestRunSpread(t *testing.T) {
+	o := outcome{
+		P: pair{Real: []string{"a", "b"}},
+		Rows: []row{
+			{RealMiB: []float64{100, 150}, RealShr: []float64{0.6, 0.7}},
+			{RealMiB: []float64{50, 40}, RealShr: []float64{0.4, 0.3}},
+		},
+		Total: row{RealMiB: []float64{150, 190}},
+	}
+	bw, total, share, ok := runSpread(&o)
+	if !ok || math.Abs(bw-0.5) > 1e-9 || math.Abs(total-40.0/150) > 1e-9 || math.Abs(share-0.1) > 1e-9 {
+		t.Errorf("spread %v %v %v %v, want 0.5 0.2667 0.1 true", bw, total, share, ok)
+	}
+	one := outcome{Rows: []row{{RealMiB: []float64{100}, RealShr: []float64{1}}}, Total: row{RealMiB: []float64{100}}}
+	if _, _, _, ok := runSpread(&one); ok {
+		t.Error("one run: want no spread")
+	}
+}

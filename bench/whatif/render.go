@@ -162,6 +162,38 @@ func aggregateTable(w io.Writer, own, dev []score) {
 	p("\n")
 }
 
+// runSpread is how far o's real runs differ from each other, where it
+// has two or more: the worst cgroup's bandwidth (the largest run over the
+// smallest, less 1), the total's, and the worst cgroup's share (the
+// largest less the smallest); ok is false with fewer than two runs. It is
+// the floor under the pair's errors: a prediction cannot be held closer
+// to one run than the runs are to each other.
+func runSpread(o *outcome) (bw, total, share float64, ok bool) {
+	ratio := func(v []float64) (float64, bool) {
+		if len(v) < 2 {
+			return 0, false
+		}
+		lo, hi := slices.Min(v), slices.Max(v)
+		if !(lo > 0) {
+			return math.NaN(), true
+		}
+		return hi/lo - 1, true
+	}
+	for _, r := range o.Rows {
+		if x, has := ratio(r.RealMiB); has {
+			ok = true
+			bw = math.Max(bw, x)
+		}
+		if len(r.RealShr) >= 2 && len(o.Rows) > 1 {
+			share = math.Max(share, slices.Max(r.RealShr)-slices.Min(r.RealShr))
+		}
+	}
+	if x, has := ratio(o.Total.RealMiB); has {
+		ok, total = true, x
+	}
+	return bw, total, share, ok
+}
+
 // noWorse says, per figure (share, cgroup bandwidth, total bandwidth,
 // p50), whether -device's error d is no larger than the capture's own
 // calibration's s, within 0.5 pp for shares and 1 % for the others (the
@@ -328,6 +360,7 @@ func render(w io.Writer, outs []outcome) {
 		}
 		p("\n\n")
 	}
+	spreadTable(w, outs)
 	if len(skipped) > 0 {
 		p("Pairs left out (captures absent):\n\n%s\n\n", strings.Join(skipped, "\n"))
 	}
@@ -462,6 +495,43 @@ var published = map[int]float64{100: 9.22, 200: 4.26, 300: 2.68, 400: 1.71, 500:
 // seedTable writes the seed-000 weight table: one mq-deadline capture
 // replayed through BFQ with each weight pair, the figures straight from
 // replay --json (predicted_mib_per_s of cgroups[]).
+// spreadTable writes, for the pairs compared with two or more real runs,
+// how far those runs differ (runSpread) beside the prediction's errors.
+func spreadTable(w io.Writer, outs []outcome) {
+	p := func(f string, a ...any) { fmt.Fprintf(w, f, a...) }
+	n := 0
+	for i := range outs {
+		o := &outs[i]
+		if o.Skipped != "" {
+			continue
+		}
+		bw, total, share, ok := runSpread(o)
+		if !ok {
+			continue
+		}
+		if n == 0 {
+			p("Pairs compared with more than one real run: how far the runs differ from each other (the largest over\n")
+			p("the smallest, less 1; shares: the largest less the smallest), beside the prediction's errors against the\n")
+			p("nearest run. A figure whose runs differ by more than its aim cannot be judged on one run.\n\n")
+			p("| pair | real runs | runs differ: worst cgroup bw / total / worst share | prediction: worst cgroup bw / total / worst share |\n|---|---:|---|---|\n")
+		}
+		n++
+		s := scoreOf(o, false)
+		p("| [%s](#%s) | %d | %s / %s / %s | %s / %s / %s |\n", pairName(o.P), anchor(i), len(o.P.Real), pct(bw), pct(total), ppOr(share, len(o.Rows) > 1), pct(s.bw), pct(s.total), pp(s.share))
+	}
+	if n > 0 {
+		p("\n")
+	}
+}
+
+// ppOr is pp(v), or "-" for a pair of one cgroup (no share to compare).
+func ppOr(v float64, shares bool) string {
+	if !shares {
+		return "-"
+	}
+	return pp(v)
+}
+
 func seedTable(w io.Writer, outs []outcome) {
 	var rows []*outcome
 	for i := range outs {
