@@ -1,58 +1,6 @@
 package device
 
-import (
-	"bufio"
-	"os"
-	"strconv"
-	"strings"
-	"testing"
-
-	"github.com/klauspost/compress/zstd"
-	"github.com/tracesched/tracesched/trace"
-)
-
-// readRequestsCSV reads testdata's requests as issue_ns,complete_ns,
-// sector,bytes,R|W lines (zstd-compressed): what calibration reads of a
-// capture (bench/whatif/record.sh's rig/wi-mix4-bfq-a, recorded on the
-// fifth VM on 2026-12-03, its 18,618 requests).
-func readRequestsCSV(tb testing.TB, name string) []trace.Request {
-	tb.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	d, err := zstd.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer d.Close()
-	var rs []trace.Request
-	sc := bufio.NewScanner(d)
-	for line := 1; sc.Scan(); line++ {
-		p := strings.Split(sc.Text(), ",")
-		if len(p) != 5 {
-			tb.Fatalf("%s:%d: %d fields, want 5", name, line, len(p))
-		}
-		var v [4]int64
-		for i := range v {
-			if v[i], err = strconv.ParseInt(p[i], 10, 64); err != nil {
-				tb.Fatalf("%s:%d: %v", name, line, err)
-			}
-		}
-		cat := trace.CatRead
-		if p[4] == "W" {
-			cat = trace.CatWrite | trace.CatSync
-		}
-		t := trace.Time(v[0])
-		rs = append(rs, trace.Request{ID: uint64(line), Dev: 1, Sector: uint64(v[2]), Bytes: uint32(v[3]), Cat: cat, PID: 1,
-			Queue: t, Get: t, Insert: t, Issue: t, Complete: trace.Time(v[1]), Bios: 1})
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return rs
-}
+import "testing"
 
 // On a capture of four fio jobs under BFQ (a psync 4 KiB random reader
 // with nothing else on the device most of the time, 64 KiB random reads
@@ -67,7 +15,7 @@ func readRequestsCSV(tb testing.TB, name string) []trace.Request {
 // class and size falls (59 % against 103 %), on the half of the capture
 // the bands were not fitted on too: they are kept.
 func TestSizeBandsHeldOutRule(t *testing.T) {
-	reqs := readRequestsCSV(t, "testdata/wi-mix4-bfq-a.requests.csv.zst")
+	reqs := readRequestsInternal(t, "testdata/wi-mix4-bfq-a.DC.blkparse.txt.zst")
 	m, fit, err := Calibrate(reqs, CalibrateOptions{Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -246,26 +246,19 @@ const deviceBehind = "behind"
 // pair rather than a file.
 func perPairDevice() bool { return *flagDevice == deviceReal || *flagDevice == deviceBehind }
 
-// devLabel names the alternative device model of the report's columns.
-func devLabel() string {
-	switch *flagDevice {
-	case deviceReal:
-		return "the real run's device model"
-	case deviceBehind:
-		return "the source calibrated with --behind"
-	}
-	return "the probe's device model"
-}
+// devLabel names the alternative device model of the report's columns,
+// and devShort in a table heading.
+func devLabel() string { l, _ := devNames(); return l }
+func devShort() string { _, s := devNames(); return s }
 
-// devShort is devLabel in a table heading.
-func devShort() string {
+func devNames() (label, short string) {
 	switch *flagDevice {
 	case deviceReal:
-		return "real run's device"
+		return "the real run's device model", "real run's device"
 	case deviceBehind:
-		return "--behind"
+		return "the source calibrated with --behind", "--behind"
 	}
-	return "probe"
+	return "the probe's device model", "probe"
 }
 
 // calibrated returns the device model `tracesched calibrate` fits to
