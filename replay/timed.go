@@ -62,10 +62,11 @@ const timedTail = 20
 
 // timedState is a process's cycling under WorkTimed.
 type timedState struct {
-	orig       []Record   // its captured bios as the workload gave them (inferred fields set)
+	orig       cycBios    // its captured bios as the workload gave them (inferred fields set)
 	delivered  int        // records delivered from the workload
 	ineligible bool       // an asynchronous write or a cross-process edge: never cycles
-	cycle      int        // cycles made after the captured one
+	cycle      int        // cycles made after the captured one (the last one begun)
+	next       int        // the bio of the cycle nextCycle makes next (0: a new cycle)
 	depth      int64      // most bios it kept in flight in the capture
 	period     trace.Time // captured Q of its last bio less that of its first, plus one gap
 	stopped    bool       // its next arrival fell after Workload.End
@@ -99,15 +100,67 @@ func (t *timedState) keep(r *Record, timed, linked map[uint32]bool) {
 		return
 	}
 	if (r.Open && t.delivered > 1) || (r.after != nil && !timed[r.after.PID]) {
-		t.orig, t.ineligible = nil, true
+		t.orig, t.ineligible = cycBios{}, true
 		return
 	}
 	if r.after != nil {
 		linked[r.after.PID] = true
 	}
-	c := *r
-	c.proc, c.parent, c.partsLeft = nil, nil, 0
-	t.orig = append(t.orig, c)
+	t.orig.add(r)
+}
+
+// cycBio is what nextCycle makes a later cycle's bio from: the fields of
+// a captured Record it copies or reads, a little over half a Record's
+// size (timed processes keep one for each of their captured bios).
+type cycBio struct {
+	PID, CPU, DoneCPU, Index, Bytes uint32
+	Cat                             trace.Category
+	Segments                        uint16
+	Plugged, PlugEnd                bool
+	Cgroup, Sector                  uint64
+	Comm                            string
+	Queue, Think, wake              trace.Time
+	Dep, DepCount                   int64
+	after                           *Record
+	afterDelay                      trace.Time
+}
+
+// cycChunk is the number of cycBios in each chunk of a cycBios.
+const cycChunk = 4096
+
+// cycBios is a process's captured bios (cycBio) in fixed-size chunks:
+// appending never copies what is held, and the memory grows with the
+// bios, not by doubling (a timed process of 1 M bios: 121 MB where a
+// slice of Records grew to 216 MB and copied about as much again).
+type cycBios struct {
+	chunks [][]cycBio // every chunk but the last is full
+	n      int
+}
+
+func (b *cycBios) len() int { return b.n }
+
+// at returns bio i, 0 <= i < len().
+func (b *cycBios) at(i int) *cycBio { return &b.chunks[i/cycChunk][i%cycChunk] }
+
+// add appends a copy of r's fields.
+func (b *cycBios) add(r *Record) {
+	k := len(b.chunks) - 1
+	if k < 0 || len(b.chunks[k]) == cycChunk {
+		b.chunks = append(b.chunks, make([]cycBio, 0, min(cycChunk, max(64, 2*b.n))))
+		k++
+	} else if c := b.chunks[k]; len(c) == cap(c) {
+		// The first chunk grows by doubling up to cycChunk, so a short
+		// process does not hold a whole chunk.
+		b.chunks[k] = append(make([]cycBio, 0, min(cycChunk, 2*cap(c))), c...)
+	}
+	b.chunks[k] = append(b.chunks[k], cycBio{
+		PID: r.PID, CPU: r.CPU, DoneCPU: r.DoneCPU, Index: r.Index, Bytes: r.Bytes,
+		Cat: r.Cat, Segments: r.Segments, Plugged: r.Plugged, PlugEnd: r.PlugEnd,
+		Cgroup: r.Cgroup, Sector: r.Sector, Comm: r.Comm,
+		Queue: r.Queue, Think: r.Think, wake: r.wake, Dep: r.Dep, DepCount: r.DepCount,
+		after: r.after, afterDelay: r.afterDelay,
+	})
+	b.n++
 }
 
 // cycKey names a bio of a later cycle: its process and Index (the
@@ -133,34 +186,46 @@ func (e *Engine) cycRecord(k cycKey) *Record {
 	return r
 }
 
-// nextCycle appends p's next cycle of bios to its queue when its captured
-// ones (and earlier cycles) have all been delivered, and reports whether
-// it did.
+// nextCycle appends the next bios of p's cycles to its queue when its
+// captured ones (and those of earlier cycles) have all been delivered, and
+// reports whether it did. It appends at most recBlock of them at a time,
+// in order, the next ones when the queue has run empty: the queue then
+// holds a block of a cycle, not a whole one (a million records a cycle for
+// a capture of an hour), and the replay is the same as with the whole
+// cycle queued, since only the queue's head is ever read and the capture's
+// records have all been delivered by then.
 func (e *Engine) nextCycle(p *proc) bool {
 	t := p.timed
-	if t == nil || t.stopped || t.ineligible || len(t.orig) < 2 || t.delivered != e.w.perPID[p.pid] {
+	if t == nil || t.stopped || t.ineligible || t.orig.len() < 2 || t.delivered != e.w.perPID[p.pid] {
 		return false
 	}
-	n := len(t.orig)
+	n := t.orig.len()
+	last := t.orig.at(n - 1)
 	if t.cycle == 0 {
 		// The depth the process reached: the largest i+1-DepCount (step 2
 		// of the closed-loop rule), the whole stream when it never waited.
-		for i := range t.orig {
-			if o := &t.orig[i]; o.DepCount > 0 {
+		for i := range n {
+			if o := t.orig.at(i); o.DepCount > 0 {
 				t.depth = max(t.depth, int64(i)+1-o.DepCount)
 			}
 		}
 		if t.depth == 0 {
 			t.depth = int64(n)
 		}
-		gap := t.orig[n-1].Think
-		t.period = t.orig[n-1].Queue - t.orig[0].Queue + gap
+		t.period = last.Queue - t.orig.at(0).Queue + last.Think
 	}
-	t.cycle++
+	if t.next == 0 {
+		t.cycle++
+	}
 	base := int64(t.cycle) * int64(n)
-	for i := range t.orig {
-		o := &t.orig[i]
-		c := &Record{}
+	from, to := t.next, min(t.next+recBlock, n)
+	var block []Record
+	if !e.linked[p.pid] {
+		block = make([]Record, to-from)
+	}
+	for i := from; i < to; i++ {
+		o := t.orig.at(i)
+		var c *Record
 		if e.linked[p.pid] {
 			// Another process's bios of this cycle may wait on it, made
 			// before or after this one; those of two cycles back are
@@ -169,6 +234,8 @@ func (e *Engine) nextCycle(p *proc) bool {
 			if t.cycle >= 2 {
 				delete(e.cyc, cycKey{p.pid, o.Index + uint32(base) - 2*uint32(n)})
 			}
+		} else {
+			c = &block[i-from]
 		}
 		*c = Record{
 			PID: o.PID, CPU: o.CPU, DoneCPU: o.DoneCPU, Index: o.Index + uint32(base), Cgroup: o.Cgroup, Comm: o.Comm,
@@ -191,8 +258,8 @@ func (e *Engine) nextCycle(p *proc) bool {
 			// The first bio of a process has no think time of its own: it
 			// follows the last one of the previous cycle as the last one
 			// followed its predecessor.
-			c.Think = t.orig[n-1].Think
-			if t.orig[n-1].Dep >= 0 {
+			c.Think = last.Think
+			if last.Dep >= 0 {
 				c.Dep = base - 1
 			}
 		}
@@ -201,7 +268,8 @@ func (e *Engine) nextCycle(p *proc) bool {
 		}
 		p.queue.push(c)
 	}
-	p.total += n
+	p.total += to - from
+	t.next = to % n
 	return true
 }
 
@@ -210,7 +278,7 @@ func (e *Engine) nextCycle(p *proc) bool {
 // It reports whether it did.
 func (e *Engine) stopTimed(p *proc, r *Record, at trace.Time) bool {
 	t := p.timed
-	if t == nil || t.cycle == 0 || int(r.Index) < len(t.orig) || at <= e.w.End {
+	if t == nil || t.cycle == 0 || int(r.Index) < t.orig.len() || at <= e.w.End {
 		return false
 	}
 	t.stopped = true

@@ -115,3 +115,51 @@ func TestWorkTimedDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkTimedLongCycle: the cycles of a process with more captured bios
+// than the engine queues at a time (recBlock, 1024) are the same as those
+// of a short one. A queue-depth-1 reader of 2,500 bios, 1 ms each in the
+// capture with 10 us think time, ends at 2499*1.01 + 1 = 2524.99 ms;
+// replayed on a device of 100 us it sends one bio every 110 us until its
+// next arrival would fall after that: arrivals at k*110 us for k = 0 ..
+// 22954 (22954*110 us = 2524.94 ms), 22,955 bios, 9 cycles and 455 bios of
+// a tenth, and bio k on the sector of captured bio k mod 2500, across the
+// blocks inside each cycle and the cycles' ends.
+func TestWorkTimedLongCycle(t *testing.T) {
+	const us = trace.Time(1000)
+	const n = 2500
+	wl, err := replay.NewWorkloadFromRecords(psyncRecords(1, n, 1000*us, 10*us, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (n-1)*1010*us + 1000*us; wl.End != want {
+		t.Fatalf("workload ends at %v, want %v", wl.End, want)
+	}
+	var q []trace.Time
+	var sec []uint64
+	res, err := replay.Run(wl, replay.Config{NewScheduler: newNone, Device: &fixedDevice{lat: 100 * us},
+		Queue: replay.Queue{Depth: 4}, Work: replay.WorkTimed}, func(e *trace.Event) error {
+		if e.Action == trace.ActionQueue {
+			q = append(q, e.Time)
+			sec = append(sec, e.Sector)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 22955 {
+		t.Fatalf("queued %d bios, want 22955", len(q))
+	}
+	for k, at := range q {
+		if want := trace.Time(k) * 110 * us; at != want {
+			t.Fatalf("bio %d queued at %v, want %v", k, at, want)
+		}
+		if want := uint64(k%n) * 1000 * 8; sec[k] != want {
+			t.Fatalf("bio %d on sector %d, want %d (captured bio %d's)", k, sec[k], want, k%n)
+		}
+	}
+	if got := res.Requests; got != 22955 {
+		t.Errorf("result: %d requests, want 22955", got)
+	}
+}
