@@ -86,6 +86,10 @@ type Result struct {
 	Start, End    trace.Time
 	Processes     []ProcessStats // predicted, by PID
 	Cgroups       []CgroupStats  // predicted, by id
+	// Releases are the cross-process releases the replay followed with
+	// their captured delays (step 6 of the rule on Workload), the most
+	// bios first; nil when there were none.
+	Releases []Release
 }
 
 // Span returns the simulated time from the first arrival to the last completion.
@@ -203,8 +207,9 @@ type Engine struct {
 	cpuFree map[uint32]trace.Time
 	cpuWait map[uint32][]*Record
 
-	res   Result
-	stats *statsBuilder
+	res      Result
+	stats    *statsBuilder
+	releases releaseTally // the captured releases delivered (Result.Releases)
 }
 
 // proc is the engine's state of one process.
@@ -383,6 +388,7 @@ func (e *Engine) Run() (Result, error) {
 	e.res.Queue = e.q
 	e.res.Processes, e.res.Cgroups = e.stats.lists()
 	e.res.Start, e.res.End = e.stats.start, e.stats.end
+	e.res.Releases = e.releases.list()
 	return e.res, nil
 }
 
@@ -437,6 +443,9 @@ func (e *Engine) deliver() *proc {
 	}
 	r.proc = p
 	r.predQueue, r.predDone = trace.NoTime, trace.NoTime
+	if e.cfg.Mode != Open {
+		e.releases.add(r)
+	}
 	if p.timed != nil {
 		p.timed.keep(r, e.timed, e.linked)
 	}

@@ -494,6 +494,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err != nil {
 		return fmt.Errorf("replaying %s through %s: %w", opts.input, model.name, err)
 	}
+	if a := releasesAssumed(res.Releases); a != "" && len(do.Changes) > 0 {
+		do.Assumed = append(do.Assumed, a)
+	}
 	// The workload's bios are not needed past the replay: let them go.
 	dev := w.Dev
 	capt.Workload, w = nil, nil
@@ -716,6 +719,40 @@ func loadHost(path string) (*hostTable, error) {
 		return nil, err
 	}
 	return &hostTable{h, path}, nil
+}
+
+// maxReleasesShown is the most process pairs releasesAssumed names.
+const maxReleasesShown = 3
+
+// releasesAssumed describes, for a what-if's "assumed:" line, the
+// cross-process releases the replay followed at their captured delays
+// (replay.Release): the host's wake-up times of an fsync -> journal ->
+// fsync chain, which the prediction keeps as the capture showed them under
+// its scheduler. "" when there were none.
+func releasesAssumed(rs []replay.Release) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	name := func(pid uint32, comm string) string {
+		if comm == "" {
+			return fmt.Sprint(pid)
+		}
+		return fmt.Sprintf("%s %d", trace.Printable(comm), pid)
+	}
+	var parts []string
+	for i, r := range rs {
+		if i == maxReleasesShown {
+			more := fmt.Sprintf("%d more pairs", len(rs)-i)
+			if len(rs)-i == 1 {
+				more = "1 more pair"
+			}
+			parts = append(parts, more)
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s after %s x%d (p50 %.3f ms, mean %.3f ms)",
+			name(r.PID, r.Comm), name(r.By, r.ByComm), r.Bios, r.DelayP50.Seconds()*1e3, r.DelayMean.Seconds()*1e3))
+	}
+	return "cross-process releases at the capture's delays, from the releasing completion to the released bio's Q (the host's wake-up time, not the scheduler's): " + strings.Join(parts, "; ")
 }
 
 // hostModel returns the host model of a closed-loop replay

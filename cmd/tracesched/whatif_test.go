@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/replay"
+	"github.com/tracesched/tracesched/trace"
 )
 
 // A replay that keeps the capture's setup validates; one that changes a
@@ -415,5 +417,78 @@ func TestReplayInfersNoneFromInsertions(t *testing.T) {
 	}
 	if m := replayJSON(t, "--sched", "none", "--no-manifest", in); m["mode"] != "validate" || m["recorded_scheduler"] != "none" {
 		t.Errorf("through none: mode %v, recorded %v; want validate, none", m["mode"], m["recorded_scheduler"])
+	}
+}
+
+// TestReleasesAssumed: the "assumed:" line of the cross-process releases
+// names at most three pairs (the rest counted), in the order given, with
+// the delays in ms and the names made printable; none without releases.
+func TestReleasesAssumed(t *testing.T) {
+	if got := releasesAssumed(nil); got != "" {
+		t.Errorf("no releases: %q, want \"\"", got)
+	}
+	rs := []replay.Release{
+		{By: 10, PID: 11, ByComm: "fio", Comm: "jbd2/loop0-8", Bios: 310, DelayP50: 79 * time.Microsecond, DelayMean: 380 * time.Microsecond},
+		{By: 11, PID: 10, ByComm: "jbd2/loop0-8", Comm: "fio", Bios: 309, DelayP50: 71 * time.Microsecond, DelayMean: 556 * time.Microsecond},
+		{By: 12, PID: 13, ByComm: "", Comm: "pg\x1b[2J", Bios: 5, DelayP50: time.Millisecond, DelayMean: 2500 * time.Microsecond},
+		{By: 14, PID: 15, Bios: 3, DelayP50: time.Microsecond, DelayMean: time.Microsecond},
+	}
+	want := "cross-process releases at the capture's delays, from the releasing completion to the released bio's Q (the host's wake-up time, not the scheduler's): " +
+		"jbd2/loop0-8 11 after fio 10 x310 (p50 0.079 ms, mean 0.380 ms); fio 10 after jbd2/loop0-8 11 x309 (p50 0.071 ms, mean 0.556 ms); " +
+		trace.Printable("pg\x1b[2J") + " 13 after 12 x5 (p50 1.000 ms, mean 2.500 ms); 1 more pair"
+	if got := releasesAssumed(rs); got != want {
+		t.Errorf("releasesAssumed:\n got %q\nwant %q", got, want)
+	}
+	if strings.ContainsRune(releasesAssumed(rs), '\x1b') {
+		t.Errorf("an escape byte reached the line")
+	}
+}
+
+// TestReplayReleasesFsync: a what-if of recorded-fs/fs-mqdl-fsync-vs-seqread
+// through BFQ says it keeps the fsync chain's captured wake-up delays. Walked
+// by hand over the capture's events (fio's 16 KiB WS completion to jbd2's
+// next Q; the completion of jbd2's commit, its last FN's C, to fio's next
+// Q): 313 and 312 such steps, p50 0.079 and 0.072 ms, mean 0.377 and 0.554
+// ms. The replay follows a pair from its third sighting (crossRepeat), so
+// it counts a few fewer.
+func TestReplayReleasesFsync(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a recorded capture")
+	}
+	in := filepath.Join(shared.Path(t, "captures", "recorded-fs", "fs-mqdl-fsync-vs-seqread"), "fs-mqdl-fsync-vs-seqread")
+	m := replayJSON(t, "--sched", "bfq", "--weight", "701=300", "--weight", "721=700", in)
+	ch, _ := m["change"].(map[string]any)
+	as, _ := ch["assumed"].([]any)
+	var line string
+	for _, a := range as {
+		if s := fmt.Sprint(a); strings.HasPrefix(s, "cross-process releases") {
+			line = s
+		}
+	}
+	if line == "" {
+		t.Fatalf("change.assumed %v: no cross-process releases", as)
+	}
+	for _, w := range []struct {
+		pair      string
+		n         int
+		p50, mean float64
+	}{
+		{"jbd2/loop0-8 24529 after fio 25788", 313, 0.079, 0.377},
+		{"fio 25788 after jbd2/loop0-8 24529", 312, 0.072, 0.554},
+	} {
+		i := strings.Index(line, w.pair)
+		if i < 0 {
+			t.Errorf("%q: no %q", line, w.pair)
+			continue
+		}
+		var n int
+		var p50, mean float64
+		if _, err := fmt.Sscanf(line[i+len(w.pair):], " x%d (p50 %f ms, mean %f ms)", &n, &p50, &mean); err != nil {
+			t.Errorf("%q: %v", line[i:], err)
+			continue
+		}
+		if n > w.n || n < w.n-4 || math.Abs(p50-w.p50) > 0.002 || math.Abs(mean/w.mean-1) > 0.03 {
+			t.Errorf("%s: x%d, p50 %.3f ms, mean %.3f ms; the capture's %d steps, p50 %.3f, mean %.3f", w.pair, n, p50, mean, w.n, w.p50, w.mean)
+		}
 	}
 }
