@@ -130,7 +130,7 @@ const cycChunk = 4096
 
 // cycBios is a process's captured bios (cycBio) in fixed-size chunks:
 // appending never copies what is held, and the memory grows with the
-// bios, not by doubling (a timed process of 1 M bios: 121 MB where a
+// bios, not by doubling (a timed process of 1 M bios: 120 MB where a
 // slice of Records grew to 216 MB and copied about as much again).
 type cycBios struct {
 	chunks [][]cycBio // every chunk but the last is full
