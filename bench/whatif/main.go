@@ -374,6 +374,18 @@ func pairs() []pair {
 			pair{Group: "rig", Source: "rig/" + fs.mq + "-r2", Sched: "bfq", Sets: sets, Real: []string{"rig/" + fs.bfq + "-r2"}},
 			pair{Group: "rig", Source: "rig/" + fs.bfq + "-r2", Sched: "mq-deadline", Real: []string{"rig/" + fs.mq + "-r2"}})
 	}
+	// The fsync writer against an unpaced buffered reader (record-fsync.sh,
+	// two runs of each): the chain's wake-up delays are the host's, and
+	// the two BFQ runs of 2026-12-03 differed by 1.9 times (README.md).
+	for _, r := range []string{"", "-2"} {
+		bfqRuns := []string{"rig/fsx-bfq-rmax", "rig/fsx-bfq-rmax-2"}
+		mqRuns := []string{"rig/fsx-mqdl-rmax", "rig/fsx-mqdl-rmax-2"}
+		ps = append(ps,
+			pair{Group: "fsync", Source: "rig/fsx-mqdl-rmax" + r, Sched: "bfq", Real: bfqRuns},
+			pair{Group: "fsync", Source: "rig/fsx-none-rmax" + r, Sched: "bfq", Real: bfqRuns},
+			pair{Group: "fsync", Source: "rig/fsx-bfq-rmax" + r, Sched: "mq-deadline", Real: mqRuns},
+			pair{Group: "fsync", Source: "rig/fsx-none-rmax" + r, Sched: "mq-deadline", Real: mqRuns})
+	}
 	return ps
 }
 

@@ -90,3 +90,4 @@ rec_fs fs-bfq-fsync-vs-seqread
 rec_fs fs-mqdl-fsync-vs-seqread
 rec_fs fs-bfq-writeback
 rec_fs fs-mqdl-writeback
+"$here/record-fsync.sh" "$out"
