@@ -135,6 +135,9 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 		for _, c := range r.Cgroups {
 			line("  %-22s %6s %10.2f %10.2f %7.1f %7.1f", cgName(c.ID, c.Path), "", c.RealMiBpsSpan, c.PredMiBpsSpan, 100*c.RealShareSpan, 100*c.PredShareSpan)
 		}
+		if r.Change == nil {
+			r.writeSeeds(line)
+		}
 	}
 	if np := countCompared(r.Processes); np > 0 {
 		b := &r.Bandwidth
@@ -223,6 +226,7 @@ func (r *Result) writeChange(line func(string, ...any)) {
 	}
 	row("total", c.Total)
 	line("  requests in flight: %.1f -> %.1f", c.InFlight.Captured, c.InFlight.Predicted)
+	r.writeSeeds(line)
 	if len(c.Causes) > 0 {
 		line("what the scheduler did differently:")
 		for _, s := range c.Causes {
@@ -297,6 +301,44 @@ func servedText(s Served) string {
 	}
 	for _, c := range s.Queues[:min(len(s.Queues), 4)] {
 		parts = append(parts, fmt.Sprintf("q %s x%d", c.Name, c.Bios))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeSeeds writes the range of the predicted contention-window figures
+// over the seeds the replay was made at (Seeds), when it was made at more
+// than one.
+func (r *Result) writeSeeds(line func(string, ...any)) {
+	sp := r.Seeds
+	if sp == nil || len(sp.Seeds) < 2 {
+		return
+	}
+	line("  predicted at %d seeds (%s; the device model's draws), min / median / max:", len(sp.Seeds), seedList(sp.Seeds))
+	row := func(name string, f FigureSpread) {
+		line("  %-22s MiB/s %.2f / %.2f / %.2f   share %.1f / %.1f / %.1f %%   p50 ms %.3f / %.3f / %.3f", name,
+			f.MiBps.Min, f.MiBps.Median, f.MiBps.Max, 100*f.Share.Min, 100*f.Share.Median, 100*f.Share.Max,
+			1e3*f.P50.Min, 1e3*f.P50.Median, 1e3*f.P50.Max)
+	}
+	for _, f := range sp.Cgroups {
+		row("cgroup "+cgName(f.ID, f.Name), f)
+	}
+	for _, f := range sp.Processes {
+		row(fmt.Sprintf("pid %d %s", f.ID, trace.Printable(f.Name)), f)
+	}
+}
+
+// seedList names seeds: "1-5" when they run on one by one, else "1, 4, 9".
+func seedList(seeds []uint64) string {
+	run := true
+	for i := 1; i < len(seeds); i++ {
+		run = run && seeds[i] == seeds[i-1]+1
+	}
+	if run && len(seeds) > 1 {
+		return fmt.Sprintf("%d-%d", seeds[0], seeds[len(seeds)-1])
+	}
+	parts := make([]string, len(seeds))
+	for i, s := range seeds {
+		parts[i] = fmt.Sprint(s)
 	}
 	return strings.Join(parts, ", ")
 }

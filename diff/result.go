@@ -33,6 +33,9 @@ type Result struct {
 	// sizes, operations); set by the caller that knows the model, empty
 	// when it stayed inside.
 	DeviceExtrapolation []string `json:"device_extrapolation"`
+	// Seeds is the range of the predicted figures over the device model's
+	// seeds when the caller replayed at several (Spread); nil otherwise.
+	Seeds *SeedSpread `json:"seeds,omitempty"`
 
 	// RealSide and PredSide are the compared Sides; the indexes in
 	// DispatchOrder sequences, Divergence served lists and BioRefs point

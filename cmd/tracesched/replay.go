@@ -43,6 +43,7 @@ type replayOptions struct {
 	tui          bool
 	listFeatures bool
 	seed         uint64
+	seeds        int // --seeds: the replay made at seed, seed+1, ... (1: once)
 	hz           int
 	reports      reportOutputs // --report, --svg, --png
 	fit          *device.Fit   // the device model's calibration, when calibrated
@@ -138,6 +139,7 @@ by path when the capture names paths.`,
 	f.BoolVar(&opts.tui, "tui", false, "open the terminal inspector on the result")
 	f.BoolVar(&opts.listFeatures, "list-features", false, "list the scheduler's historical features and kernel presets")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the device model's random draws")
+	f.IntVar(&opts.seeds, "seeds", 1, "also replay at the next N-1 seeds and report the predicted figures' min, median and max over all `N` (the prediction itself, -o, the report's other figures: --seed's)")
 	f.IntVar(&opts.hz, "hz", 250, "the kernel's tick rate, where a model counts jiffies")
 	addReportFlags(f, &opts.reports, "report", "")
 	f.StringVar(&opts.recordedSched, "recorded-sched", "", "the scheduler the capture was recorded under, `NAME` (default: from a manifest.json beside it, or its messages; none when no request was inserted into a scheduler)")
@@ -329,6 +331,9 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err := checkHZ(opts.hz); err != nil {
 		return err
 	}
+	if opts.seeds < 1 || opts.seeds > maxSeeds {
+		return usagef("invalid value for --seeds: %d (1 to %d replays)", opts.seeds, maxSeeds)
+	}
 
 	if err := checkOptions(model, replay.Options{Set: ioschedSets(sets), Kernel: opts.kernel, Features: features, HZ: opts.hz}, replay.Queue{Rotational: true, Depth: 32, NrRequests: 256, MaxSectors: 2560}); err != nil {
 		return err
@@ -497,9 +502,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if a := releasesAssumed(res.Releases); a != "" && len(do.Changes) > 0 {
 		do.Assumed = append(do.Assumed, a)
 	}
-	// The workload's bios are not needed past the replay: let them go.
+	// The workload's bios are not needed past the replays: let them go.
 	dev := w.Dev
-	capt.Workload, w = nil, nil
+	if opts.seeds == 1 {
+		capt.Workload, w = nil, nil
+	}
 	if ew != nil {
 		if err := ew.Close(); err != nil {
 			return fmt.Errorf("writing %s: %w", opts.out, err)
@@ -520,6 +527,12 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	}
 	result := diff.Compare(realSide, predSide, do)
 	result.DeviceExtrapolation = append([]string{}, extrapolates...)
+	if opts.seeds > 1 {
+		if result.Seeds, err = replaySeeds(ctx, ios, capt, cfg, dm, pmeta, realSide, do, result, opts.seed, opts.seeds); err != nil {
+			return fmt.Errorf("replaying %s through %s: %w", opts.input, model.name, err)
+		}
+		capt.Workload, w = nil, nil
+	}
 	name := model.name
 	if kernel != "" {
 		name += " (kernel " + kernel + ")"
@@ -719,6 +732,40 @@ func loadHost(path string) (*hostTable, error) {
 		return nil, err
 	}
 	return &hostTable{h, path}, nil
+}
+
+// maxSeeds bounds --seeds.
+const maxSeeds = 100
+
+// replaySeeds replays the workload of capt again at seeds seed+1 ..
+// seed+n-1 (cfg as the first replay's but for the device's draws), diffs
+// each prediction against real with do, and returns the predicted figures'
+// spread over those and first, the replay at seed. Each prediction is
+// dropped once diffed.
+func replaySeeds(ctx context.Context, ios *IOStreams, capt *pipeline.Capture, cfg replay.Config, dm *device.Model, meta trace.Meta,
+	real *diff.Side, do diff.Options, first *diff.Result, seed uint64, n int) (*diff.SeedSpread, error) {
+	seeds, rs := []uint64{seed}, []*diff.Result{first}
+	var emitted uint32
+	sink := func(*trace.Event) error {
+		if emitted++; emitted%ctxCheckEvents == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+	for k := 1; k < n; k++ {
+		s := seed + uint64(k)
+		fmt.Fprintf(ios.ErrOut, "tracesched: replaying again at seed %d (%d of %d, --seeds)\n", s, k+1, n)
+		c := cfg
+		c.Device = dm.NewDevice(s)
+		pred, _, err := capt.Replay(c, meta, sink, nil)
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: %w", s, err)
+		}
+		r := diff.Compare(real, pred, do)
+		r.RealSide, r.PredSide = nil, nil
+		seeds, rs = append(seeds, s), append(rs, r)
+	}
+	return diff.Spread(seeds, rs), nil
 }
 
 // maxReleasesShown is the most process pairs releasesAssumed names.

@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tracesched/tracesched/device"
+	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/replay"
 	"github.com/tracesched/tracesched/trace"
@@ -489,6 +491,77 @@ func TestReplayReleasesFsync(t *testing.T) {
 		}
 		if n > w.n || n < w.n-4 || math.Abs(p50-w.p50) > 0.002 || math.Abs(mean/w.mean-1) > 0.03 {
 			t.Errorf("%s: x%d, p50 %.3f ms, mean %.3f ms; the capture's %d steps, p50 %.3f, mean %.3f", w.pair, n, p50, mean, w.n, w.p50, w.mean)
+		}
+	}
+}
+
+// TestReplaySeeds: --seeds 3 reports, for each compared cgroup and
+// process, the least, the median and the largest of the predicted figures
+// of three replays at seeds 1, 2 and 3, each equal to what a replay at that
+// --seed alone predicts; everything else it prints, and its -o file, are
+// the seed-1 replay's.
+func TestReplaySeeds(t *testing.T) {
+	in := fixture(t, "fx-bfq-2cg-w100-900")
+	dir := t.TempDir()
+	decode := func(args ...string) *diff.Result {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"replay", "--sched", "bfq", "--weight", "1181=100", "--weight", "1201=900", "--json", in}, args...)...)
+		if code != exitOK {
+			t.Fatalf("replay %v: exit %d: %s", args, code, errOut)
+		}
+		var r diff.Result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
+	sp := decode("--seeds", "3", "-o", filepath.Join(dir, "seeds.arrow")).Seeds
+	if sp == nil || !slices.Equal(sp.Seeds, []uint64{1, 2, 3}) {
+		t.Fatalf("seeds %+v, want a spread over 1, 2, 3", sp)
+	}
+	one := decode("-o", filepath.Join(dir, "one.arrow"))
+	if one.Seeds != nil {
+		t.Errorf("one seed: seeds %+v, want none", one.Seeds)
+	}
+	rs := []*diff.Result{one, decode("--seed", "2"), decode("--seed", "3")}
+	rangeOf := func(f func(*diff.Result) float64) diff.Range {
+		xs := []float64{f(rs[0]), f(rs[1]), f(rs[2])}
+		slices.Sort(xs)
+		return diff.Range{Min: xs[0], Median: xs[1], Max: xs[2]}
+	}
+	cg := func(id uint64, f func(diff.Cgroup) float64) func(*diff.Result) float64 {
+		return func(r *diff.Result) float64 {
+			for _, c := range r.Cgroups {
+				if c.ID == id {
+					return f(c)
+				}
+			}
+			t.Fatalf("no cgroup %d", id)
+			return 0
+		}
+	}
+	if len(sp.Cgroups) != 2 {
+		t.Fatalf("cgroups %+v, want the two compared ones", sp.Cgroups)
+	}
+	for _, c := range sp.Cgroups {
+		if want := rangeOf(cg(c.ID, func(c diff.Cgroup) float64 { return c.PredMiBps })); c.MiBps != want {
+			t.Errorf("cgroup %d MiB/s %+v, want %+v (three replays)", c.ID, c.MiBps, want)
+		}
+		if want := rangeOf(cg(c.ID, func(c diff.Cgroup) float64 { return c.PredShare })); c.Share != want {
+			t.Errorf("cgroup %d share %+v, want %+v", c.ID, c.Share, want)
+		}
+		if want := rangeOf(cg(c.ID, func(c diff.Cgroup) float64 { return c.PredP50 })); c.P50 != want {
+			t.Errorf("cgroup %d p50 %+v, want %+v", c.ID, c.P50, want)
+		}
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "seeds.arrow"))
+	b, _ := os.ReadFile(filepath.Join(dir, "one.arrow"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("-o with --seeds 3: %d bytes, differ from the seed-1 replay's %d", len(a), len(b))
+	}
+	for _, bad := range []string{"0", "101"} {
+		if _, stderr, code := run(t, "replay", "--sched", "bfq", "--seeds", bad, in); code != exitUsage || !strings.Contains(stderr, "--seeds") {
+			t.Errorf("--seeds %s: exit %d, %q", bad, code, stderr)
 		}
 	}
 }
