@@ -313,7 +313,7 @@ func (r *Result) writeSeeds(line func(string, ...any)) {
 	if sp == nil || len(sp.Seeds) < 2 {
 		return
 	}
-	line("  predicted at %d seeds (%s; the device model's draws), min / median / max:", len(sp.Seeds), seedList(sp.Seeds))
+	line("  predicted at %d seeds (%s; the device model's draws), min / median / max:", len(sp.Seeds), SeedList(sp.Seeds))
 	row := func(name string, f FigureSpread) {
 		line("  %-22s MiB/s %.2f / %.2f / %.2f   share %.1f / %.1f / %.1f %%   p50 ms %.3f / %.3f / %.3f", name,
 			f.MiBps.Min, f.MiBps.Median, f.MiBps.Max, 100*f.Share.Min, 100*f.Share.Median, 100*f.Share.Max,
@@ -327,8 +327,8 @@ func (r *Result) writeSeeds(line func(string, ...any)) {
 	}
 }
 
-// seedList names seeds: "1-5" when they run on one by one, else "1, 4, 9".
-func seedList(seeds []uint64) string {
+// SeedList names seeds: "1-5" when they run on one by one, else "1, 4, 9".
+func SeedList(seeds []uint64) string {
 	run := true
 	for i := 1; i < len(seeds); i++ {
 		run = run && seeds[i] == seeds[i-1]+1

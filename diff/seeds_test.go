@@ -70,8 +70,8 @@ func TestWriteSeeds(t *testing.T) {
 		seeds []uint64
 		want  string
 	}{{[]uint64{1, 2, 3, 4, 5}, "1-5"}, {[]uint64{1, 4, 9}, "1, 4, 9"}, {[]uint64{7}, "7"}} {
-		if got := seedList(c.seeds); got != c.want {
-			t.Errorf("seedList(%v) = %q, want %q", c.seeds, got, c.want)
+		if got := SeedList(c.seeds); got != c.want {
+			t.Errorf("SeedList(%v) = %q, want %q", c.seeds, got, c.want)
 		}
 	}
 }

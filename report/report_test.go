@@ -178,3 +178,37 @@ func TestExtrapolationShown(t *testing.T) {
 		t.Errorf("the extrapolation is not on the page, escaped")
 	}
 }
+
+// TestSeedsShown: a validation report tables the seeds' spread under the
+// bandwidth section (cgroup, min / median / max of each figure); a report
+// without one, or with one seed, has no such table.
+func TestSeedsShown(t *testing.T) {
+	real, pred := sides(400)
+	res := diff.Compare(real, pred, diff.Options{})
+	page := func() string {
+		var b strings.Builder
+		if err := New(res, Run{}).WriteHTML(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	const intro = "The same replay at 3 seeds of the device model"
+	if strings.Contains(page(), intro) {
+		t.Fatalf("no seeds: the table is there")
+	}
+	res.Seeds = &diff.SeedSpread{Seeds: []uint64{1, 2, 3}, Cgroups: []diff.FigureSpread{
+		{ID: 7, Name: "/a<b>", MiBps: diff.Range{Min: 10.5, Median: 20.25, Max: 31}, Share: diff.Range{Min: 0.1, Median: 0.2, Max: 0.3}, P50: diff.Range{Min: 0.001, Median: 0.002, Max: 0.003}}}}
+	p := page()
+	if !strings.Contains(p, intro+"&#39;s random draws (1-3)") && !strings.Contains(p, intro+"'s random draws (1-3)") {
+		t.Errorf("the seeds' paragraph is not on the page")
+	}
+	for _, cell := range []string{"10.50", "20.25", "31.00", "2.000", "/a&lt;b&gt;"} {
+		if !strings.Contains(p, cell) {
+			t.Errorf("no %q on the page", cell)
+		}
+	}
+	res.Seeds.Seeds = res.Seeds.Seeds[:1]
+	if strings.Contains(page(), "The same replay at") {
+		t.Errorf("one seed: the table is there")
+	}
+}

@@ -67,6 +67,9 @@ func (r *Report) bandwidthSection() {
 		r.p("Per cgroup, over each cgroup's own active span on each side (first queued bio to last completion): bandwidth, share of the summed bandwidth, and the Kolmogorov–Smirnov distance between the per-window distributions (diff's windows of %s s). Fairness %.3f.",
 			f(res.Bandwidth.WindowSeconds, 3), res.Bandwidth.Fairness)
 		r.table(t)
+		if !r.whatIf() {
+			r.seeds()
+		}
 	}
 	cgKey := func(b *trace.Bio) uint64 { return b.Cgroup }
 	rc, pc := binBytes(res.RealSide, win, nw, cgKey), binBytes(res.PredSide, win, nw, cgKey)

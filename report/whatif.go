@@ -53,6 +53,7 @@ func (r *Report) whatIfSection() {
 	t.alignNumbers()
 	r.table(t)
 	r.p("Requests in flight on the device, mean: %s captured, %s predicted.", f(ch.InFlight.Captured, 1), f(ch.InFlight.Predicted, 1))
+	r.seeds()
 	r.extrapolation()
 	if len(ch.Decisions) > 0 {
 		r.body.WriteString("<h3>The decisions behind it</h3>\n")
@@ -86,4 +87,32 @@ func (r *Report) extrapolation() {
 		fmt.Fprintf(&r.body, "<li>%s</li>\n", esc(s))
 	}
 	r.body.WriteString("</ul>\n")
+}
+
+// seeds tables the range of the predicted figures over the device model's
+// seeds (diff.Result.Seeds, replay --seeds N), when there are several.
+func (r *Report) seeds() {
+	sp := r.res.Seeds
+	if sp == nil || len(sp.Seeds) < 2 {
+		return
+	}
+	r.p("The same replay at %d seeds of the device model's random draws (%s): the least, median and largest predicted figure over them. A wide range is a figure that turns on where single draws fall; one replay does not pin it down.",
+		len(sp.Seeds), esc(diff.SeedList(sp.Seeds)))
+	t := newTable("", "MiB/s min", "median", "max", "share min", "median", "max", "p50 ms min", "median", "max")
+	row := func(name string, x diff.FigureSpread) {
+		t.add(name, f(x.MiBps.Min, 2), f(x.MiBps.Median, 2), f(x.MiBps.Max, 2), pct(x.Share.Min), pct(x.Share.Median), pct(x.Share.Max),
+			f(1e3*x.P50.Min, 3), f(1e3*x.P50.Median, 3), f(1e3*x.P50.Max, 3))
+	}
+	for _, x := range sp.Cgroups {
+		row(cgLabel(x.ID, x.Name), x)
+	}
+	for _, x := range sp.Processes {
+		name := fmt.Sprintf("process %d", x.ID)
+		if x.Name != "" {
+			name += " " + x.Name
+		}
+		row(name, x)
+	}
+	t.alignNumbers()
+	r.table(t)
 }
