@@ -51,34 +51,39 @@ func Spread(seeds []uint64, rs []*Result) *SeedSpread {
 	}
 	sp := &SeedSpread{Seeds: slices.Clone(seeds)}
 	for _, c := range rs[0].Cgroups {
-		if !c.Compared {
-			continue
+		if c.Compared {
+			sp.Cgroups = append(sp.Cgroups, spreadOf(c.ID, c.Path, rs, func(r *Result) (float64, float64, float64) {
+				i, ok := slices.BinarySearchFunc(r.Cgroups, c.ID, func(x Cgroup, id uint64) int { return cmp.Compare(x.ID, id) })
+				if !ok {
+					return 0, 0, 0
+				}
+				x := &r.Cgroups[i]
+				return x.PredMiBps, x.PredShare, x.PredP50
+			}))
 		}
-		var mib, share, p50 []float64
-		for _, r := range rs {
-			i, ok := slices.BinarySearchFunc(r.Cgroups, c.ID, func(x Cgroup, id uint64) int { return cmp.Compare(x.ID, id) })
-			var x Cgroup
-			if ok {
-				x = r.Cgroups[i]
-			}
-			mib, share, p50 = append(mib, x.PredMiBps), append(share, x.PredShare), append(p50, x.PredP50)
-		}
-		sp.Cgroups = append(sp.Cgroups, FigureSpread{ID: c.ID, Name: c.Path, MiBps: rangeOf(mib), Share: rangeOf(share), P50: rangeOf(p50)})
 	}
 	for _, p := range rs[0].Processes {
-		if !p.Compared {
-			continue
+		if p.Compared {
+			sp.Processes = append(sp.Processes, spreadOf(uint64(p.PID), p.Comm, rs, func(r *Result) (float64, float64, float64) {
+				i, ok := slices.BinarySearchFunc(r.Processes, p.PID, func(x Process, pid uint32) int { return cmp.Compare(x.PID, pid) })
+				if !ok {
+					return 0, 0, 0
+				}
+				x := &r.Processes[i]
+				return x.PredMiBps, x.PredShare, x.PredP50
+			}))
 		}
-		var mib, share, p50 []float64
-		for _, r := range rs {
-			i, ok := slices.BinarySearchFunc(r.Processes, p.PID, func(x Process, pid uint32) int { return cmp.Compare(x.PID, pid) })
-			var x Process
-			if ok {
-				x = r.Processes[i]
-			}
-			mib, share, p50 = append(mib, x.PredMiBps), append(share, x.PredShare), append(p50, x.PredP50)
-		}
-		sp.Processes = append(sp.Processes, FigureSpread{ID: uint64(p.PID), Name: p.Comm, MiBps: rangeOf(mib), Share: rangeOf(share), P50: rangeOf(p50)})
 	}
 	return sp
+}
+
+// spreadOf is the FigureSpread of one cgroup or process whose predicted
+// MiB/s, share and p50 in a Result fig gives.
+func spreadOf(id uint64, name string, rs []*Result, fig func(*Result) (mib, share, p50 float64)) FigureSpread {
+	var mib, share, p50 []float64
+	for _, r := range rs {
+		m, s, p := fig(r)
+		mib, share, p50 = append(mib, m), append(share, s), append(p50, p)
+	}
+	return FigureSpread{ID: id, Name: name, MiBps: rangeOf(mib), Share: rangeOf(share), P50: rangeOf(p50)}
 }

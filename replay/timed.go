@@ -219,14 +219,15 @@ func (e *Engine) nextCycle(p *proc) bool {
 	}
 	base := int64(t.cycle) * int64(n)
 	from, to := t.next, min(t.next+recBlock, n)
+	linked := e.linked[p.pid]
 	var block []Record
-	if !e.linked[p.pid] {
+	if !linked {
 		block = make([]Record, to-from)
 	}
 	for i := from; i < to; i++ {
 		o := t.orig.at(i)
 		var c *Record
-		if e.linked[p.pid] {
+		if linked {
 			// Another process's bios of this cycle may wait on it, made
 			// before or after this one; those of two cycles back are
 			// behind them both.

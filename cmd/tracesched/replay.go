@@ -477,20 +477,11 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 			return err
 		}
 	}
-	// The sink also stops the replay once the run is cancelled (a signal),
-	// checked every ctxCheckEvents predicted events.
-	var emitted uint32
-	sink := func(e *trace.Event) error {
-		if emitted++; emitted%ctxCheckEvents == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if ew != nil {
-			return ew.Write(e)
-		}
-		return nil
+	var write func(*trace.Event) error
+	if ew != nil {
+		write = ew.Write
 	}
+	sink := cancellingSink(ctx, write)
 	prog := newProgress(ios, "replay")
 	restoreGC = phaseGC(replayPhaseGCPercent, false)
 	predSide, res, err := capt.Replay(cfg, pmeta, sink, func() { prog.Add(1) })
@@ -734,6 +725,24 @@ func loadHost(path string) (*hostTable, error) {
 	return &hostTable{h, path}, nil
 }
 
+// cancellingSink is a replay's event sink that hands each predicted event
+// to write (nil: none) and stops the replay once ctx is done (a signal),
+// checked every ctxCheckEvents events.
+func cancellingSink(ctx context.Context, write func(*trace.Event) error) func(*trace.Event) error {
+	var emitted uint32
+	return func(e *trace.Event) error {
+		if emitted++; emitted%ctxCheckEvents == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if write != nil {
+			return write(e)
+		}
+		return nil
+	}
+}
+
 // maxSeeds bounds --seeds.
 const maxSeeds = 100
 
@@ -745,13 +754,7 @@ const maxSeeds = 100
 func replaySeeds(ctx context.Context, ios *IOStreams, capt *pipeline.Capture, cfg replay.Config, dm *device.Model, meta trace.Meta,
 	real *diff.Side, do diff.Options, first *diff.Result, seed uint64, n int) (*diff.SeedSpread, error) {
 	seeds, rs := []uint64{seed}, []*diff.Result{first}
-	var emitted uint32
-	sink := func(*trace.Event) error {
-		if emitted++; emitted%ctxCheckEvents == 0 {
-			return ctx.Err()
-		}
-		return nil
-	}
+	sink := cancellingSink(ctx, nil)
 	for k := 1; k < n; k++ {
 		s := seed + uint64(k)
 		fmt.Fprintf(ios.ErrOut, "tracesched: replaying again at seed %d (%d of %d, --seeds)\n", s, k+1, n)
