@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/tracesched/tracesched/diff"
 	"github.com/tracesched/tracesched/tui"
 )
 
@@ -199,5 +200,47 @@ func TestWithView(t *testing.T) {
 	}
 	if _, ok := tui.ParseView("queue"); ok {
 		t.Errorf(`ParseView("queue") accepted`)
+	}
+}
+
+// TestBandwidthSeeds: a result predicted at several seeds (replay --seeds
+// N) shows, in the bandwidth view, each compared cgroup's predicted range
+// over them; a single-seed result shows none.
+func TestBandwidthSeeds(t *testing.T) {
+	res, info := fixtureResult(t)
+	var ids []uint64
+	for _, c := range res.Cgroups {
+		if c.Compared {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatal("the fixture compares no cgroup")
+	}
+	render := func() string {
+		m := tui.New(res, info, tui.WithRenderer(asciiRenderer()))
+		nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+		return press(t, nm, "4").View()
+	}
+	if out := render(); strings.Contains(out, "seeds") {
+		t.Fatalf("one seed, yet a seed range shown:\n%s", out)
+	}
+	res.Seeds = &diff.SeedSpread{Seeds: []uint64{1, 2, 3}}
+	for i, id := range ids {
+		x := float64(i)
+		res.Seeds.Cgroups = append(res.Seeds.Cgroups, diff.FigureSpread{ID: id,
+			MiBps: diff.Range{Min: 10 + x, Median: 11.25 + x, Max: 12.5 + x},
+			Share: diff.Range{Min: 0.099, Median: 0.1, Max: 0.104}})
+	}
+	out := render()
+	if !strings.Contains(out, "predicted at 3 seeds (1-3)") {
+		t.Errorf("title lacks the seeds:\n%s", out)
+	}
+	for i := range ids {
+		x := float64(i)
+		want := fmt.Sprintf("at 3 seeds %.1f-%.1f MiB/s (median %.1f), share 9.9-10.4%%", 10+x, 12.5+x, 11.25+x)
+		if !strings.Contains(out, want) {
+			t.Errorf("cgroup %d: %q missing:\n%s", ids[i], want, out)
+		}
 	}
 }

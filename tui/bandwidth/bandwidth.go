@@ -1,6 +1,7 @@
 // Package bandwidth shows each cgroup's throughput over time, real against
 // predicted: a table of the totals and shares, and a pair of sparklines
-// (real above, predicted below) per cgroup.
+// (real above, predicted below) per cgroup; with a replay --seeds N, the
+// range of each cgroup's predicted bandwidth and share over the seeds.
 package bandwidth
 
 import (
@@ -62,9 +63,13 @@ func (m Model) View() string {
 	if m.shares {
 		unit = "share of the side's bytes"
 	}
-	lines := []string{fmt.Sprintf("%s windows of %s ×%d · %s · fairness %.3f · worst share error %.4f",
+	title := fmt.Sprintf("%s windows of %s ×%d · %s · fairness %.3f · worst share error %.4f",
 		st.title.Render("Bandwidth"), program.Duration(time.Duration(r.Bandwidth.WindowSeconds*1e9)), r.Bandwidth.Windows, unit,
-		r.Bandwidth.Fairness, r.Bandwidth.WorstShareError)}
+		r.Bandwidth.Fairness, r.Bandwidth.WorstShareError)
+	if r.Seeds != nil && len(r.Seeds.Seeds) > 1 {
+		title += fmt.Sprintf(" · predicted at %d seeds (%s)", len(r.Seeds.Seeds), diff.SeedList(r.Seeds.Seeds))
+	}
+	lines := []string{title}
 	if len(r.Cgroups) == 0 {
 		lines = append(lines, "  no completed I/O")
 		return program.Fit(lines, w, h)
@@ -115,9 +120,28 @@ func (m Model) sparks(c *diff.Cgroup, gw int) []string {
 	if math.Abs(c.ShareError) >= 0.05 {
 		errNote = st.bad.Render(fmt.Sprintf(" share error %+.1f%%", 100*c.ShareError))
 	}
+	if s := seedNote(m.ctx.Result.Seeds, c.ID); s != "" {
+		errNote += st.faint.Render(s)
+	}
 	return []string{
 		fmt.Sprintf("  %s  %s%s", m.ctx.Index.CgroupName(c.ID), st.faint.Render(peak), errNote),
 		st.real.Render("  R ") + st.real.Render(program.Sparkline(rv, top)),
 		st.pred.Render("  P ") + st.pred.Render(program.Sparkline(pv, top)),
 	}
+}
+
+// seedNote is the range of cgroup id's predicted bandwidth and share over
+// the seeds of a replay --seeds N (min-max, median), or "" when the result
+// was predicted at one seed or does not compare the cgroup.
+func seedNote(sp *diff.SeedSpread, id uint64) string {
+	if sp == nil || len(sp.Seeds) < 2 {
+		return ""
+	}
+	for _, f := range sp.Cgroups {
+		if f.ID == id {
+			return fmt.Sprintf(" · at %d seeds %.1f-%.1f MiB/s (median %.1f), share %.1f-%.1f%%",
+				len(sp.Seeds), f.MiBps.Min, f.MiBps.Max, f.MiBps.Median, 100*f.Share.Min, 100*f.Share.Max)
+		}
+	}
+	return ""
 }
