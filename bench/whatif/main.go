@@ -303,6 +303,13 @@ func pairs() []pair {
 		{Group: "recorded", Source: "recorded/b-mqdl-w100-900", Sched: "bfq", Weights: cg(300, 700), Real: []string{"recorded/a-bfq-w300-700"}},
 		{Group: "recorded", Source: "recorded/a-bfq-w100-900", Sched: "mq-deadline", Real: []string{"recorded/b-mqdl-w100-900", "recorded/b-mqdl-w500-500"}},
 		{Group: "recorded", Source: "recorded/a-bfq-w300-700", Sched: "mq-deadline", Real: []string{"recorded/b-mqdl-w500-500", "recorded/b-mqdl-w100-900"}},
+		// The same scheduler, other weights or tunables (what an SRE asks of
+		// the machine's own BFQ): one job recorded at 100:900, 300:700 and
+		// 100:900 with slice_idle=0, each predicted from another.
+		{Group: "weights", Source: "recorded/a-bfq-w100-900", Sched: "bfq", Weights: cg(300, 700), Real: []string{"recorded/a-bfq-w300-700"}},
+		{Group: "weights", Source: "recorded/a-bfq-w300-700", Sched: "bfq", Weights: cg(100, 900), Real: []string{"recorded/a-bfq-w100-900"}},
+		{Group: "weights", Source: "recorded/a-bfq-w100-900", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"slice_idle=0"}, Real: []string{"recorded/e-bfq-w100-900-idle0"}},
+		{Group: "weights", Source: "recorded/e-bfq-w100-900-idle0", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"slice_idle=8"}, Real: []string{"recorded/a-bfq-w100-900"}},
 	}
 	// The file-system jobs of recorded-fs, each under mq-deadline and
 	// BFQ; the BFQ captures' tunables where they set some.
