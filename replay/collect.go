@@ -1024,22 +1024,12 @@ func (s *storeSource) next() (*Record, error) {
 		return nil, io.EOF
 	}
 	if len(s.block) == 0 {
-		s.block = make([]Record, min(1024, s.recs.n-s.i))
+		s.fill()
 	}
-	// The record is read column by column into its Record, which is
-	// zero (fresh from make, each used once): no storedRecord and no
-	// Record literal built aside and copied.
 	i, t := s.i, s.recs
 	s.i++
 	r := &s.block[0]
 	s.block = s.block[1:]
-	r.PID, r.CPU, r.DoneCPU, r.Index, r.Cgroup = uint32(t.pid.At(i)), uint32(t.cpu.At(i)), uint32(t.doneCPU.At(i)), uint32(t.index.At(i)), t.cgroup.At(i)
-	r.Comm = s.names.name(uint32(t.comm.At(i)))
-	r.Sector, r.Bytes, r.Cat = t.sector.At(i), uint32(t.bytes.At(i)), trace.Category(t.cat.At(i))
-	r.Queue, r.Issue, r.Done = trace.Time(t.queue.At(i)), trace.Time(t.issue.At(i)), trace.Time(t.done.At(i))
-	flags := uint8(t.flags.At(i))
-	r.Plugged, r.PlugEnd, r.flushBefore = flags&recPlugged != 0, flags&recPlugEnd != 0, flags&recFlushBefore != 0
-	r.got, r.Segments = trace.Time(t.got.At(i)), uint16(t.segs.At(i))
 	if !r.Done.Valid() {
 		r.partsSeen = int(t.parts.At(i))
 	}
@@ -1057,6 +1047,50 @@ func (s *storeSource) next() (*Record, error) {
 	}
 	s.inf.infer(r)
 	return r, nil
+}
+
+// storeBlock is the number of records storeSource.fill makes at a time.
+const storeBlock = 1024
+
+// fill makes the next block of records (up to storeBlock), fresh from
+// make (each used once), from the store's columns a column at a time
+// (column.Uints.Values: one tight loop a block instead of an At a
+// field); next completes each record as it hands it out.
+func (s *storeSource) fill() {
+	t := s.recs
+	n := min(storeBlock, t.n-s.i)
+	s.block = make([]Record, n)
+	b := s.block
+	var u [storeBlock]uint64
+	var v [storeBlock]int64
+	uints := func(c *column.Uints, set func(r *Record, x uint64)) {
+		for j, x := range c.Values(s.i, u[:n]) {
+			set(&b[j], x)
+		}
+	}
+	times := func(c *column.Times, set func(r *Record, x trace.Time)) {
+		for j, x := range c.Values(s.i, v[:n]) {
+			set(&b[j], trace.Time(x))
+		}
+	}
+	uints(&t.pid, func(r *Record, x uint64) { r.PID = uint32(x) })
+	uints(&t.cpu, func(r *Record, x uint64) { r.CPU = uint32(x) })
+	uints(&t.doneCPU, func(r *Record, x uint64) { r.DoneCPU = uint32(x) })
+	uints(&t.index, func(r *Record, x uint64) { r.Index = uint32(x) })
+	uints(&t.cgroup, func(r *Record, x uint64) { r.Cgroup = x })
+	uints(&t.comm, func(r *Record, x uint64) { r.Comm = s.names.name(uint32(x)) })
+	uints(&t.sector, func(r *Record, x uint64) { r.Sector = x })
+	uints(&t.bytes, func(r *Record, x uint64) { r.Bytes = uint32(x) })
+	uints(&t.cat, func(r *Record, x uint64) { r.Cat = trace.Category(x) })
+	uints(&t.flags, func(r *Record, x uint64) {
+		f := uint8(x)
+		r.Plugged, r.PlugEnd, r.flushBefore = f&recPlugged != 0, f&recPlugEnd != 0, f&recFlushBefore != 0
+	})
+	uints(&t.segs, func(r *Record, x uint64) { r.Segments = uint16(x) })
+	times(&t.queue, func(r *Record, x trace.Time) { r.Queue = x })
+	times(&t.issue, func(r *Record, x trace.Time) { r.Issue = x })
+	times(&t.done, func(r *Record, x trace.Time) { r.Done = x })
+	times(&t.got, func(r *Record, x trace.Time) { r.got = x })
 }
 
 func (s *storeSource) close() {}
