@@ -310,7 +310,7 @@ func servedText(s Served) string {
 // than one.
 func (r *Result) writeSeeds(line func(string, ...any)) {
 	sp := r.Seeds
-	if sp == nil || len(sp.Seeds) < 2 {
+	if !sp.Varied() {
 		return
 	}
 	line("  predicted at %d seeds (%s; the device model's draws), min / median / max:", len(sp.Seeds), SeedList(sp.Seeds))

@@ -17,6 +17,10 @@ type SeedSpread struct {
 	Processes []FigureSpread `json:"processes"` // its compared processes, by pid
 }
 
+// Varied reports whether sp holds more than one seed's prediction: a
+// range worth showing (nil: the replay was made once).
+func (sp *SeedSpread) Varied() bool { return sp != nil && len(sp.Seeds) > 1 }
+
 // FigureSpread is one cgroup's or process's predicted contention-window
 // figures (Cgroup, Process) over the seeds.
 type FigureSpread struct {

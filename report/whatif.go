@@ -93,7 +93,7 @@ func (r *Report) extrapolation() {
 // seeds (diff.Result.Seeds, replay --seeds N), when there are several.
 func (r *Report) seeds() {
 	sp := r.res.Seeds
-	if sp == nil || len(sp.Seeds) < 2 {
+	if !sp.Varied() {
 		return
 	}
 	r.p("The same replay at %d seeds of the device model's random draws (%s): the least, median and largest predicted figure over them. A wide range is a figure that turns on where single draws fall; one replay does not pin it down.",

@@ -66,7 +66,7 @@ func (m Model) View() string {
 	title := fmt.Sprintf("%s windows of %s ×%d · %s · fairness %.3f · worst share error %.4f",
 		st.title.Render("Bandwidth"), program.Duration(time.Duration(r.Bandwidth.WindowSeconds*1e9)), r.Bandwidth.Windows, unit,
 		r.Bandwidth.Fairness, r.Bandwidth.WorstShareError)
-	if r.Seeds != nil && len(r.Seeds.Seeds) > 1 {
+	if r.Seeds.Varied() {
 		title += fmt.Sprintf(" · predicted at %d seeds (%s)", len(r.Seeds.Seeds), diff.SeedList(r.Seeds.Seeds))
 	}
 	lines := []string{title}
@@ -134,7 +134,7 @@ func (m Model) sparks(c *diff.Cgroup, gw int) []string {
 // the seeds of a replay --seeds N (min-max, median), or "" when the result
 // was predicted at one seed or does not compare the cgroup.
 func seedNote(sp *diff.SeedSpread, id uint64) string {
-	if sp == nil || len(sp.Seeds) < 2 {
+	if !sp.Varied() {
 		return ""
 	}
 	for _, f := range sp.Cgroups {
