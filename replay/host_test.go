@@ -235,6 +235,23 @@ func TestHostCosts(t *testing.T) {
 	if c, ok, why := h.SubmitCost(w, "bfq", "bfq", false); ok || !strings.Contains(why, "keeps the recording scheduler") {
 		t.Errorf("bfq -> bfq: %+v %v %q, want no host model (a validation)", c, ok, why)
 	}
+	// A capture that carries BFQ's messages paid bfq+messages: a what-if
+	// that keeps BFQ predicts it untraced, 6 us * 9000/18000 = 3 us; the
+	// table made Traced for bfq has one cost for both: none.
+	hm, err := replay.LoadHostCosts(strings.NewReader(`{"version": 1, "submit_ns": {"bfq": 9000, "bfq+messages": 18000}}`), "hm.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok, why := hm.SubmitCost(w, "bfq", "bfq", true); !ok || c.Source != 6*us || c.Target != 3*us {
+		t.Errorf("bfq with messages -> bfq: %+v %v %q, want 6 us -> 3 us", c, ok, why)
+	}
+	if c, ok, why := hm.SubmitCost(w, "bfq", "bfq", false); ok {
+		t.Errorf("bfq without messages -> bfq: %+v %v %q, want no host model", c, ok, why)
+	}
+	tr, _ := hm.Traced("bfq")
+	if c, ok, why := tr.SubmitCost(w, "bfq", "bfq", true); ok {
+		t.Errorf("bfq with messages -> bfq traced: %+v %v %q, want no host model", c, ok, why)
+	}
 	if _, ok, why := h.SubmitCost(w, "none", "bfq", false); ok || !strings.Contains(why, "none") {
 		t.Errorf("none -> bfq with no cost for none: ok %v, reason %q", ok, why)
 	}

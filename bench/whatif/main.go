@@ -129,21 +129,10 @@ type pair struct {
 
 // result is the part of `replay --json` / `diff --json` read here.
 type result struct {
-	Mode              string `json:"mode"`
-	RecordedScheduler string `json:"recorded_scheduler"`
-	Cgroups           []struct {
-		ID        uint64  `json:"id"`
-		Compared  bool    `json:"compared"`
-		RealMiBps float64 `json:"real_mib_per_s"`
-		PredMiBps float64 `json:"predicted_mib_per_s"`
-		RealShare float64 `json:"real_share"`
-		PredShare float64 `json:"predicted_share"`
-		RealP50   float64 `json:"real_p50_seconds"`
-		PredP50   float64 `json:"predicted_p50_seconds"`
-		RealP99   float64 `json:"real_p99_seconds"`
-		PredP99   float64 `json:"predicted_p99_seconds"`
-	} `json:"cgroups"`
-	Bandwidth struct {
+	Mode              string         `json:"mode"`
+	RecordedScheduler string         `json:"recorded_scheduler"`
+	Cgroups           []cgroupResult `json:"cgroups"`
+	Bandwidth         struct {
 		WindowReal float64 `json:"window_real"`
 		WindowPred float64 `json:"window_predicted"`
 		Compared   []uint64
@@ -164,6 +153,20 @@ type result struct {
 		Causes []string `json:"causes"`
 	} `json:"change"`
 	DeviceExtrapolation []string `json:"device_extrapolation"`
+}
+
+// cgroupResult is one of result's cgroups[].
+type cgroupResult struct {
+	ID        uint64  `json:"id"`
+	Compared  bool    `json:"compared"`
+	RealMiBps float64 `json:"real_mib_per_s"`
+	PredMiBps float64 `json:"predicted_mib_per_s"`
+	RealShare float64 `json:"real_share"`
+	PredShare float64 `json:"predicted_share"`
+	RealP50   float64 `json:"real_p50_seconds"`
+	PredP50   float64 `json:"predicted_p50_seconds"`
+	RealP99   float64 `json:"real_p99_seconds"`
+	PredP99   float64 `json:"predicted_p99_seconds"`
 }
 
 type figs struct {
@@ -211,6 +214,7 @@ var (
 	flagReuse    = flag.Bool("reuse", false, "reuse JSON outputs already in -work")
 	flagBin      = flag.String("tracesched", "", "the tracesched binary (default: built from ./cmd/tracesched)")
 	flagOnly     = flag.String("only", "", "run only the pairs whose source name contains this")
+	flagGroup    = flag.String("group", "", "run only the pairs of this group (recorded, weights, recorded-fs, rig, seed000, untraced, fsync)")
 	flagStalls   = flag.String("stalls", "", "passed to every replay as --stalls (keep or drop); \"\": the replay's default (keep)")
 	flagWBT      = flag.Int("wbt", 0, "passed to every replay as --set wbt_lat_usec=N (the writeback throttle's target, microseconds); 0: not passed (the throttle off)")
 	flagHost     = flag.String("host", "default", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, default: the built-in table, or off)")
@@ -371,6 +375,25 @@ func pairs() []pair {
 			Real: []string{"rig/wi-seed000-bfq-30-70-nomsg"}},
 		pair{Group: "rig", Source: "rig/wi-mix4-mqdl", Sched: "bfq", Weights: a4, Note: nomsg,
 			Real: []string{"rig/wi-mix4-bfq-a-nomsg"}})
+	// The what-ifs of recorded/ against runs of their jobs without blktrace
+	// (recorded/baselines-untraced, fio's own figures: fioResult): what
+	// tracesched predicts by default, the target scheduler untraced. With
+	// BFQ's messages traced its fio jobs ran 35.8 k (100:900), 27.1 k
+	// (300:700) and 36.8 k IOPS (slice_idle=0) where untraced they ran
+	// 47.2 k, 47.6 k and 73.3 k; mq-deadline 69 k and 72.7 k.
+	const untraced = "real runs untraced"
+	ps = append(ps,
+		pair{Group: "untraced", Source: "recorded/b-mqdl-w100-900", Sched: "bfq", Weights: cg(100, 900), Note: untraced, Real: []string{"untraced/a-bfq-w100-900"}},
+		pair{Group: "untraced", Source: "recorded/b-mqdl-w500-500", Sched: "bfq", Weights: cg(300, 700), Note: untraced, Real: []string{"untraced/a-bfq-w300-700"}},
+		pair{Group: "untraced", Source: "recorded/b-mqdl-w100-900", Sched: "bfq", Weights: cg(300, 700), Note: untraced, Real: []string{"untraced/a-bfq-w300-700"}},
+		pair{Group: "untraced", Source: "recorded/b-mqdl-w100-900", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"slice_idle=0"}, Note: untraced, Real: []string{"untraced/e-bfq-w100-900-idle0"}},
+		pair{Group: "untraced", Source: "recorded/a-bfq-w100-900", Sched: "mq-deadline", Note: untraced, Real: []string{"untraced/b-mqdl-w100-900", "untraced/b-mqdl-w500-500"}},
+		pair{Group: "untraced", Source: "recorded/a-bfq-w300-700", Sched: "mq-deadline", Note: untraced, Real: []string{"untraced/b-mqdl-w500-500", "untraced/b-mqdl-w100-900"}},
+		pair{Group: "untraced", Source: "recorded/a-bfq-w100-900", Sched: "bfq", Weights: cg(300, 700), Note: untraced, Real: []string{"untraced/a-bfq-w300-700"}},
+		pair{Group: "untraced", Source: "recorded/a-bfq-w300-700", Sched: "bfq", Weights: cg(100, 900), Note: untraced, Real: []string{"untraced/a-bfq-w100-900"}},
+		pair{Group: "untraced", Source: "recorded/a-bfq-w100-900", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"slice_idle=0"}, Note: untraced, Real: []string{"untraced/e-bfq-w100-900-idle0"}},
+		pair{Group: "untraced", Source: "recorded/e-bfq-w100-900-idle0", Sched: "bfq", Weights: cg(100, 900), Sets: []string{"slice_idle=8"}, Note: untraced, Real: []string{"untraced/a-bfq-w100-900"}},
+	)
 	// The same file-system jobs with source and real run from one device:
 	// the second runs (rig/NAME-r2, the tmpfs-backed loop device) against
 	// each other, of the jobs record.sh records again (the writeback pair
@@ -396,12 +419,16 @@ func pairs() []pair {
 	return ps
 }
 
-// locate maps "recorded/X", "recorded-fs/X", "rig/X" to a capture.
+// locate maps "recorded/X", "recorded-fs/X", "rig/X" and "untraced/X"
+// (recorded/baselines-untraced/X: a run without a trace) to a capture.
 func locate(name string) (*capture, error) {
 	g, n, _ := strings.Cut(name, "/")
 	dir := filepath.Join(*flagShared, "captures", g, n)
-	if g == "rig" {
+	switch g {
+	case "rig":
 		dir = filepath.Join(*flagCaptures, n)
+	case "untraced":
+		dir = filepath.Join(*flagShared, untracedDir, n)
 	}
 	return loadCapture(dir)
 }
@@ -424,7 +451,7 @@ func run() error {
 	}
 	var outs []outcome
 	for _, p := range pairs() {
-		if *flagOnly != "" && !strings.Contains(p.Source, *flagOnly) {
+		if *flagOnly != "" && !strings.Contains(p.Source, *flagOnly) || *flagGroup != "" && p.Group != *flagGroup {
 			continue
 		}
 		o := runPair(bin, p)
@@ -653,6 +680,15 @@ func runPair(bin string, p pair) outcome {
 	// weights (or all busy ones).
 	var realRes []*result
 	for _, rc := range reals {
+		if rc.untraced() {
+			r, err := fioResult(rc, weights)
+			if err != nil {
+				o.Skipped = err.Error()
+				return o
+			}
+			realRes = append(realRes, r)
+			continue
+		}
 		dargs := []string{"diff", "--json"}
 		for _, path := range slices.Sorted(mapsKeys(weights)) {
 			if id, ok := rc.id(path); ok {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tracesched/tracesched/replay"
@@ -125,5 +126,60 @@ func TestRunSpread(t *testing.T) {
 	one := outcome{Rows: []row{{RealMiB: []float64{100}, RealShr: []float64{1}}}, Total: row{RealMiB: []float64{100}}}
 	if _, _, _, ok := runSpread(&one); ok {
 		t.Error("one run: want no spread")
+	}
+}
+
+// TestFioResult: an untraced run's figures from fio's JSON, by hand: two
+// jobs in two cgroups at 1 and 3 MiB/s (shares 0.25 and 0.75 of the
+// weighted cgroups), completion latencies 0-1-2 ms and 0-3-4 ms by their
+// 0th/50th/100th percentiles, 100 each. Together their distribution
+// functions are 0.5+0.5(x-1) and x/6 (ms) between 1 and 2 ms, whose mean
+// is 1/2 at x = 1.5 ms: the total's p50. A cgroup without weight is left
+// out of the shares but not of the total.
+func TestFioResult(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	man := `{"scheduler": "bfq", "cgroups": [{"path": "/", "cgroup_id": 1}, {"path": "/cg1", "cgroup_id": 11}, {"path": "/cg2", "cgroup_id": 12}]}`
+	fio := `{"global options": {"cgroup": "cg2"}, "jobs": [
+	 {"jobname": "a", "job options": {"cgroup": "cg1"}, "read": {"bw_bytes": 1048576, "clat_ns": {"N": 100, "percentile": {"50.000000": 1000000, "100.000000": 2000000}}}, "write": {"bw_bytes": 0, "clat_ns": {"N": 0}}},
+	 {"jobname": "b", "job options": {}, "read": {"bw_bytes": 0, "clat_ns": {"N": 0}}, "write": {"bw_bytes": 3145728, "clat_ns": {"N": 100, "percentile": {"50.000000": 3000000, "100.000000": 4000000}}}}]}`
+	for name, body := range map[string]string{"manifest.json": man, "run.fio.json": fio} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := loadCapture(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.untraced() {
+		t.Fatal("a run with fio.json and no trace: untraced false")
+	}
+	r, err := fioResult(c, map[string]int{"/cg1": 100, "/cg2": 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	want := []cgroupResult{{ID: 11, Compared: true, RealMiBps: 1, RealShare: 0.25, RealP50: 1e-3}, {ID: 12, Compared: true, RealMiBps: 3, RealShare: 0.75, RealP50: 3e-3}}
+	if len(r.Cgroups) != len(want) {
+		t.Fatalf("cgroups %+v, want %+v", r.Cgroups, want)
+	}
+	for i, w := range want {
+		g := r.Cgroups[i]
+		if g.ID != w.ID || !g.Compared || !near(g.RealMiBps, w.RealMiBps) || !near(g.RealShare, w.RealShare) || !near(g.RealP50, w.RealP50) {
+			t.Errorf("cgroup %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if b := r.Bandwidth.Real; !near(b.MiBps, 4) || !near(b.P50, 1.5e-3) {
+		t.Errorf("total %+v, want 4 MiB/s, p50 1.5 ms", b)
+	}
+	// With a trace beside it the run is a traced one.
+	if err := os.WriteFile(filepath.Join(dir, "run.blktrace.0"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c.untraced() {
+		t.Error("a run with run.blktrace.0: untraced true")
 	}
 }

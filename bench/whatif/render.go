@@ -250,6 +250,9 @@ func render(w io.Writer, outs []outcome) {
 	p("recorded/ and recorded-fs/ are ../shared/captures; rig/ are captures recorded for these pairs on\n")
 	p("2026-12-02 with ../shared/rig by bench/whatif/record.sh on a tmpfs-backed loop device of a third VM (see its section below) (jobs in\n")
 	p("bench/whatif/jobs; too large for the repository; `-captures DIR` names where they are).\n")
+	p("untraced/ are recorded/baselines-untraced: the recorded/ jobs run again without blktrace, so with no\n")
+	p("trace: their figures are fio's own (a cgroup's MiB/s over its jobs' runtime, the time both jobs ran;\n")
+	p("its p50 that of fio's completion latency, from the I/O's submission to its completion).\n")
 	switch *flagHost {
 	case "off":
 		p("The replays run without the host model (`--host off`).\n\n")

@@ -821,8 +821,11 @@ func hostModel(ios *IOStreams, ht *hostTable, w *replay.Workload, recorded, sche
 		fmt.Fprintf(ios.ErrOut, "tracesched: no host model: the recording scheduler is unknown (--recorded-sched NAME gives it)\n")
 		return nil
 	}
-	if recorded == "" || recorded == sched {
+	if recorded == "" || len(do.Changes) == 0 {
 		return nil // a validation: the capture's gaps carry its scheduler's cost
+	}
+	if recorded == sched && h.SubmitNS[h.SourceKey(recorded, messages)] == h.SubmitNS[sched] {
+		return nil // other weights or tunables, the scheduler at the capture's cost
 	}
 	c, ok, why := h.SubmitCost(w, recorded, sched, messages)
 	if !ok {

@@ -287,6 +287,30 @@ func TestReplayHost(t *testing.T) {
 	if _, stderr, _ := run(t, "replay", "--sched", "mq-deadline", "--host", "off", "--json", in); strings.Contains(stderr, "host:") {
 		t.Errorf("--host off: %q", stderr)
 	}
+	// A what-if that keeps BFQ (other weights) from a capture that carries
+	// BFQ's messages predicts BFQ untraced: from the table's bfq+messages
+	// cost to its bfq cost. A table without a bfq+messages cost has one cost
+	// for both sides: no host model.
+	def := replay.DefaultHostCosts()
+	_, stderr, code = run(t, "replay", "--sched", "bfq", "--weight", "1181=300", "--weight", "1201=700", "--json", in)
+	if code != exitOK {
+		t.Fatalf("weights what-if: exit %d: %s", code, stderr)
+	}
+	src, tgt = 0, 0
+	for _, l := range strings.Split(stderr, "\n") {
+		if i := strings.Index(l, "host: a submission holds its CPU "); i >= 0 {
+			var gaps int
+			if _, err := fmt.Sscanf(l[i:], "host: a submission holds its CPU %fµs under bfq with its messages traced (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under bfq (the built-in table;", &src, &gaps, &tgt); err != nil {
+				t.Fatalf("weights what-if: %q: %v", l, err)
+			}
+		}
+	}
+	if want := src * float64(def.SubmitNS["bfq"]) / float64(def.SubmitNS["bfq+messages"]); src <= 0 || math.Abs(tgt-want) > 0.07 {
+		t.Errorf("weights what-if: source %.1f µs, replayed %.1f µs; want %.1f (the table's bfq / bfq+messages; stderr %q)", src, tgt, want, stderr)
+	}
+	if _, stderr, _ := run(t, "replay", "--sched", "bfq", "--weight", "1181=300", "--weight", "1201=700", "--host", host, "--json", in); strings.Contains(stderr, "host:") {
+		t.Errorf("weights what-if, a table without bfq+messages: %q, want no host model", stderr)
+	}
 	// The default is the built-in table. The capture carries BFQ's
 	// messages, so its gaps were paid at the table's bfq+messages cost.
 	d := replay.DefaultHostCosts()
