@@ -56,6 +56,21 @@ type manifest struct {
 	// TraceComplete is the rig's check of the trace against the kernel's
 	// counters; nil in manifests older than the check.
 	TraceComplete *bool `json:"trace_complete"`
+	// DeviceStat: the device's /sys/block/DEV/stat counters over the run
+	// (the rig's device_stat_delta); nil in older manifests.
+	DeviceStat *struct {
+		ReadSectors  int64 `json:"read_sectors"`
+		WriteSectors int64 `json:"write_sectors"`
+	} `json:"device_stat_delta"`
+}
+
+// deviceBytes is the bytes the device read and wrote over the run, by its
+// own counters; 0 when the manifest has none.
+func (m manifest) deviceBytes() int64 {
+	if m.DeviceStat == nil {
+		return 0
+	}
+	return (m.DeviceStat.ReadSectors + m.DeviceStat.WriteSectors) << 9
 }
 
 // incomplete reports whether the rig found the trace incomplete (events
@@ -125,6 +140,10 @@ type pair struct {
 	Sets    []string
 	Real    []string
 	Note    string
+	// WarmFrom names captures of the target's real runs (traced siblings
+	// of untraced Real runs) whose BFQ messages show the state BFQ had
+	// when their trace began; Real's own are tried first (-bfq-warm).
+	WarmFrom []string
 }
 
 // result is the part of `replay --json` / `diff --json` read here.
@@ -202,6 +221,10 @@ type outcome struct {
 	// Traced: the replays were given a traced host table (the real runs
 	// carry the target scheduler's messages, tracedHost).
 	Traced bool
+	// Warm, Warmed: the max_budget the replays started BFQ at
+	// (--bfq-warm, -bfq-warm real) and the capture it came from; 0: cold.
+	Warm   int64
+	Warmed string
 	Secs   float64
 }
 
@@ -218,6 +241,7 @@ var (
 	flagStalls   = flag.String("stalls", "", "passed to every replay as --stalls (keep or drop); \"\": the replay's default (keep)")
 	flagWBT      = flag.Int("wbt", 0, "passed to every replay as --set wbt_lat_usec=N (the writeback throttle's target, microseconds); 0: not passed (the throttle off)")
 	flagHost     = flag.String("host", "default", "passed to every replay as --host (a HOST.json of per-scheduler submission costs, default: the built-in table, or off)")
+	flagWarm     = flag.String("bfq-warm", "cold", "how a replay into BFQ starts: \"real\" as the real runs' BFQ did when their traces began (its first recalc_budg message: --bfq-warm max_budget=N; cold when they show none), \"cold\" as a BFQ just started (tracesched's default)")
 	flagTraced   = flag.Bool("traced", true, "predict a pair whose real runs carry the target scheduler's messages with that scheduler traced: the -host table's TARGET+messages cost taken as TARGET's")
 )
 
@@ -415,6 +439,18 @@ func pairs() []pair {
 			pair{Group: "fsync", Source: "rig/fsx-none-rmax" + r, Sched: "bfq", Real: bfqRuns},
 			pair{Group: "fsync", Source: "rig/fsx-bfq-rmax" + r, Sched: "mq-deadline", Real: mqRuns},
 			pair{Group: "fsync", Source: "rig/fsx-none-rmax" + r, Sched: "mq-deadline", Real: mqRuns})
+	}
+	// The same pairs against the job run without blktrace (record-fsync.sh's
+	// -u, -u2: fio's figures), what the replays predict by default: the
+	// target scheduler untraced.
+	for _, r := range []string{"", "-2"} {
+		bfqRuns := []string{"rig/fsx-bfq-rmax-u", "rig/fsx-bfq-rmax-u2"}
+		mqRuns := []string{"rig/fsx-mqdl-rmax-u", "rig/fsx-mqdl-rmax-u2"}
+		ps = append(ps,
+			pair{Group: "fsync", Source: "rig/fsx-mqdl-rmax" + r, Sched: "bfq", Note: untraced, Real: bfqRuns, WarmFrom: []string{"rig/fsx-bfq-rmax-2"}},
+			pair{Group: "fsync", Source: "rig/fsx-none-rmax" + r, Sched: "bfq", Note: untraced, Real: bfqRuns, WarmFrom: []string{"rig/fsx-bfq-rmax-2"}},
+			pair{Group: "fsync", Source: "rig/fsx-bfq-rmax" + r, Sched: "mq-deadline", Note: untraced, Real: mqRuns},
+			pair{Group: "fsync", Source: "rig/fsx-none-rmax" + r, Sched: "mq-deadline", Note: untraced, Real: mqRuns})
 	}
 	return ps
 }
@@ -646,6 +682,16 @@ func runPair(bin string, p pair) outcome {
 	o.Traced = host != *flagHost
 	args = append(args, "--host", host)
 	hostKey := ".host-" + strings.TrimSuffix(filepath.Base(host), ".json")
+	if p.Sched == "bfq" && *flagWarm == "real" {
+		if o.Warm, o.Warmed, err = realWarm(append(slices.Clone(o.P.Real), p.WarmFrom...)); err != nil {
+			o.Skipped = err.Error()
+			return o
+		}
+		if o.Warm > 0 {
+			args = append(args, "--bfq-warm", fmt.Sprintf("max_budget=%d", o.Warm))
+			hostKey += fmt.Sprintf(".warm-%d", o.Warm)
+		}
+	}
 	if *flagStalls != "" {
 		args = append(args, "--stalls", *flagStalls)
 		hostKey += ".stalls-" + *flagStalls
@@ -722,7 +768,9 @@ func runPair(bin string, p pair) outcome {
 				if ok && g.ID == id {
 					r.RealMiB = append(r.RealMiB, g.RealMiBps)
 					r.RealShr = append(r.RealShr, g.RealShare)
-					r.RealP50 = append(r.RealP50, g.RealP50)
+					if !math.IsNaN(g.RealP50) { // an untraced buffered job's: none
+						r.RealP50 = append(r.RealP50, g.RealP50)
+					}
 				}
 			}
 		}
@@ -735,7 +783,9 @@ func runPair(bin string, p pair) outcome {
 	}
 	for _, rr := range realRes {
 		o.Total.RealMiB = append(o.Total.RealMiB, rr.Bandwidth.Real.MiBps)
-		o.Total.RealP50 = append(o.Total.RealP50, rr.Bandwidth.Real.P50)
+		if !math.IsNaN(rr.Bandwidth.Real.P50) {
+			o.Total.RealP50 = append(o.Total.RealP50, rr.Bandwidth.Real.P50)
+		}
 	}
 	o.Secs = time.Since(start).Seconds()
 	return o

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tracesched/tracesched/replay"
@@ -142,9 +143,9 @@ func TestFioResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	man := `{"scheduler": "bfq", "cgroups": [{"path": "/", "cgroup_id": 1}, {"path": "/cg1", "cgroup_id": 11}, {"path": "/cg2", "cgroup_id": 12}]}`
-	fio := `{"global options": {"cgroup": "cg2"}, "jobs": [
-	 {"jobname": "a", "job options": {"cgroup": "cg1"}, "read": {"bw_bytes": 1048576, "clat_ns": {"N": 100, "percentile": {"50.000000": 1000000, "100.000000": 2000000}}}, "write": {"bw_bytes": 0, "clat_ns": {"N": 0}}},
-	 {"jobname": "b", "job options": {}, "read": {"bw_bytes": 0, "clat_ns": {"N": 0}}, "write": {"bw_bytes": 3145728, "clat_ns": {"N": 100, "percentile": {"50.000000": 3000000, "100.000000": 4000000}}}}]}`
+	fio := `{"global options": {"cgroup": "cg2", "direct": "1"}, "jobs": [
+	 {"jobname": "a", "job options": {"cgroup": "cg1"}, "job_runtime": 1000, "read": {"bw_bytes": 1048576, "io_bytes": 1048576, "clat_ns": {"N": 100, "percentile": {"50.000000": 1000000, "100.000000": 2000000}}}, "write": {"bw_bytes": 0, "clat_ns": {"N": 0}}},
+	 {"jobname": "b", "job options": {}, "read": {"bw_bytes": 0, "clat_ns": {"N": 0}}, "job_runtime": 1000, "write": {"bw_bytes": 3145728, "io_bytes": 3145728, "clat_ns": {"N": 100, "percentile": {"50.000000": 3000000, "100.000000": 4000000}}}}]}`
 	for name, body := range map[string]string{"manifest.json": man, "run.fio.json": fio} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -174,6 +175,36 @@ func TestFioResult(t *testing.T) {
 	}
 	if b := r.Bandwidth.Real; !near(b.MiBps, 4) || !near(b.P50, 1.5e-3) {
 		t.Errorf("total %+v, want 4 MiB/s, p50 1.5 ms", b)
+	}
+	// With the device's own counters over the run (8 MiB: the file
+	// system's I/O outside the jobs), shares are of every byte it moved
+	// (1/8, 3/8) and the total is its 8 MiB over the 1 s runtime.
+	manDev := strings.Replace(man, `{"scheduler": "bfq",`, `{"scheduler": "bfq", "device_stat_delta": {"read_sectors": 4096, "write_sectors": 12288},`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(manDev), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cd, err := loadCapture(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := fioResult(cd, map[string]int{"/cg1": 100, "/cg2": 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rd.Cgroups) != 2 || !near(rd.Cgroups[0].RealShare, 0.125) || !near(rd.Cgroups[1].RealShare, 0.375) || !near(rd.Cgroups[0].RealMiBps, 1) || !near(rd.Bandwidth.Real.MiBps, 8) {
+		t.Errorf("with device counters: %+v, total %+v; want shares 1/8 and 3/8, cg1 1 MiB/s, total 8 MiB/s", rd.Cgroups, rd.Bandwidth.Real)
+	}
+	// A buffered job (direct=0) times the page cache: its cgroup, and the
+	// total, have no p50; the bandwidths stay.
+	buffered := strings.Replace(fio, `{"cgroup": "cg1"}`, `{"cgroup": "cg1", "direct": "0"}`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "run.fio.json"), []byte(buffered), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = fioResult(c, map[string]int{"/cg1": 100, "/cg2": 300}); err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Cgroups[0]; !math.IsNaN(g.RealP50) || !near(g.RealMiBps, 1) || !near(r.Cgroups[1].RealP50, 3e-3) || !math.IsNaN(r.Bandwidth.Real.P50) || !near(r.Bandwidth.Real.MiBps, 4) {
+		t.Errorf("buffered cg1: %+v, total %+v; want cg1's and the total's p50 NaN, cg2's 3 ms, bandwidths kept", r.Cgroups, r.Bandwidth.Real)
 	}
 	// With a trace beside it the run is a traced one.
 	if err := os.WriteFile(filepath.Join(dir, "run.blktrace.0"), nil, 0o644); err != nil {

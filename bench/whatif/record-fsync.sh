@@ -6,7 +6,8 @@
 # second round's names end in -2 (two real runs of each target for the
 # what-if pairs, bench/whatif's "fsync" group). What the schedulers and the
 # reader's rate do to the chain's wake-up delays is in README.md ("The fsync
-# chain's wake-up delays"). record.sh runs it last.
+# chain's wake-up delays"). Then the unpaced job under BFQ and mq-deadline
+# untraced (-u, -u2). record.sh runs it last.
 # Usage: bench/whatif/record-fsync.sh [OUTDIR]   (default /tmp/fsx-captures)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,11 +17,13 @@ J=$here/jobs
 mkdir -p "$out"
 cd "$rig" || exit 1
 P='fio --create_only=1 --section=seqr64k $RIG_JOB'
-rec() { # name sched job [setup]
+rec() { # name sched job [setup [capture.sh flags...]]
   [ -f "$out/$1/manifest.json" ] && return
-  ./capture.sh -z -q -W 1.5 -n "$1" -o "$out/$1" -s "$2" -F ext4 ${4:+-P "$4"} -j "$J/$3" \
-    -g tsched-fw=300,tsched-fr=700 -d 2.5 > "$out/$1.log" 2>&1
-  echo "$1 rc=$?"
+  local name=$1 sched=$2 job=$3 setup=${4:-}
+  shift $(($# < 4 ? $# : 4))
+  ./capture.sh -z -q -W 1.5 -n "$name" -o "$out/$name" -s "$sched" -F ext4 ${setup:+-P "$setup"} -j "$J/$job" \
+    -g tsched-fw=300,tsched-fr=700 -d 2.5 "$@" > "$out/$name.log" 2>&1
+  echo "$name rc=$?"
 }
 for r in "" -2; do
   rec fsx-mqdl-alone$r mq-deadline fsync-alone.fio
@@ -30,4 +33,12 @@ for r in "" -2; do
   rec fsx-bfq-rmax$r bfq fsync-rmax.fio "$P"
   rec fsx-none-r30$r none fsync-r30.fio "$P"
   rec fsx-none-rmax$r none fsync-rmax.fio "$P"
+done
+# The unpaced job under BFQ and mq-deadline without blktrace (capture.sh -T:
+# fio's own figures and the kernel's counters, no trace), twice: what the
+# schedulers do without the tracing's cost, as in production; the real runs
+# of the fsync group's untraced pairs.
+for r in -u -u2; do
+  rec fsx-bfq-rmax$r bfq fsync-rmax.fio "$P" -T
+  rec fsx-mqdl-rmax$r mq-deadline fsync-rmax.fio "$P" -T
 done

@@ -252,7 +252,16 @@ func render(w io.Writer, outs []outcome) {
 	p("bench/whatif/jobs; too large for the repository; `-captures DIR` names where they are).\n")
 	p("untraced/ are recorded/baselines-untraced: the recorded/ jobs run again without blktrace, so with no\n")
 	p("trace: their figures are fio's own (a cgroup's MiB/s over its jobs' runtime, the time both jobs ran;\n")
-	p("its p50 that of fio's completion latency, from the I/O's submission to its completion).\n")
+	p("its p50 that of fio's completion latency, from the I/O's submission to its completion, for direct I/O\n")
+	p("only: a buffered job's times the page cache, and its cgroup shows no p50, which meets no aim). rig/*-u\n")
+	p("runs are the same: recorded without a trace (`capture.sh -T`).\n")
+	if *flagWarm == "real" {
+		p("A replay into BFQ starts BFQ as the real runs' BFQ had when their traces began (`-bfq-warm real`):\n")
+		p("its max budget (peak rate times 125 ms), which it tunes on the I/O before a trace, from the first\n")
+		p("recalc_budg message of a real run (or, for untraced runs, of a traced run of the same job on the same\n")
+		p("VM); a real run that shows none started BFQ cold, and so does the replay. ../shared/rig sets the\n")
+		p("scheduler just before tracing a raw device, but a file system's setup (`-P`) runs under it.\n")
+	}
 	switch *flagHost {
 	case "off":
 		p("The replays run without the host model (`--host off`).\n\n")
@@ -388,6 +397,9 @@ func render(w io.Writer, outs []outcome) {
 		if o.Traced {
 			p(" The real runs carry %s's messages: predicted with %s as traced (`--host` with its %s%s cost).", o.P.Sched, o.P.Sched, o.P.Sched, replay.MessagesSuffix)
 		}
+		if o.Warm > 0 {
+			p(" BFQ started as the real run's had (%s's first recalc_budg: `--bfq-warm max_budget=%d`).", o.Warmed, o.Warm)
+		}
 		p("\n\n")
 		hdr := "| cgroup | weight | captured MiB/s (share) | predicted | real (each run) | share err | bw err | p50 ms captured / predicted / real | p50 err |"
 		sep := "|---|---|---|---|---|---|---|---|---|"
@@ -443,6 +455,9 @@ func line(w io.Writer, x row, shares, dev bool) {
 	var rp []string
 	for _, v := range x.RealP50 {
 		rp = append(rp, fmt.Sprintf("%.3f", 1e3*v))
+	}
+	if len(rp) == 0 {
+		rp = []string{"-"}
 	}
 	se := "-"
 	if rs, ok := nearestAbs(x.PredShr, x.RealShr); ok && shares && x.Path != "total" {

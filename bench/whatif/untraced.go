@@ -38,6 +38,7 @@ type fioOutput struct {
 		Options map[string]string `json:"job options"`
 		Read    fioDir            `json:"read"`
 		Write   fioDir            `json:"write"`
+		Runtime int64             `json:"job_runtime"` // ms
 	} `json:"jobs"`
 }
 
@@ -46,6 +47,7 @@ type fioOutput struct {
 // completion, ns) of its N I/Os as fio's percentile table.
 type fioDir struct {
 	BWBytes float64 `json:"bw_bytes"`
+	IOBytes int64   `json:"io_bytes"`
 	Clat    struct {
 		N          int64              `json:"N"`
 		Percentile map[string]float64 `json:"percentile"`
@@ -132,13 +134,18 @@ func mergedQuantile(ds []latDist, q float64) float64 {
 
 // fioResult is the real side of a pair from an untraced run: each
 // cgroup's (fio's cgroup= option of its jobs, "/" when none) MiB/s over
-// the jobs' runtime and its share of the compared cgroups' bytes (those
-// given weights, else every cgroup with I/O), its p50 the median of its
+// the jobs' runtime and its share of the bytes (of every byte the device
+// moved when the manifest has the device's counters and they exceed the
+// jobs', else of the compared cgroups': those given weights, else every
+// cgroup with I/O), for the compared cgroups, its p50 the median of its
 // jobs' completion latencies together, and the total the same over every
 // job. fio's runtime is the window here: the jobs of these files run side
 // by side for the same time (time_based), so it is each side's contention
 // window; fio's completion latency runs from the submission of the I/O to
-// its completion, a bio's Q2C and the time fio takes to see it.
+// its completion, a bio's Q2C and the time fio takes to see it, for
+// direct I/O (direct=1): a buffered job's times the page cache, so a
+// cgroup with one (and the total, when any job is buffered) has a NaN
+// p50, which no aim meets.
 func fioResult(c *capture, weights map[string]int) (*result, error) {
 	name := c.base() + ".fio.json"
 	b, err := os.ReadFile(name)
@@ -150,9 +157,13 @@ func fioResult(c *capture, weights map[string]int) (*result, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	type cg struct {
-		bw    float64
-		dists []latDist
+		bw       float64
+		bytes    int64
+		dists    []latDist
+		buffered bool // a job without direct=1
 	}
+	anyBuffered := false
+	var runtimeMS int64
 	byPath := map[string]*cg{}
 	var all []latDist
 	for _, j := range out.Jobs {
@@ -167,6 +178,18 @@ func fioResult(c *capture, weights map[string]int) (*result, error) {
 			byPath[path] = e
 		}
 		e.bw += j.Read.BWBytes + j.Write.BWBytes
+		e.bytes += j.Read.IOBytes + j.Write.IOBytes
+		runtimeMS = max(runtimeMS, j.Runtime)
+		direct := j.Options["direct"]
+		if direct == "" {
+			direct = out.Global["direct"]
+		}
+		if direct != "1" {
+			// Buffered: fio times the system call (the page cache, not
+			// the device), and a cgroup with such a job has no p50.
+			e.buffered, anyBuffered = true, true
+			continue
+		}
 		for _, d := range []fioDir{j.Read, j.Write} {
 			if l, ok := distOf(d); ok {
 				e.dists = append(e.dists, l)
@@ -174,8 +197,8 @@ func fioResult(c *capture, weights map[string]int) (*result, error) {
 			}
 		}
 	}
-	if len(all) == 0 {
-		return nil, fmt.Errorf("%s: no job with I/O", name)
+	if len(byPath) == 0 {
+		return nil, fmt.Errorf("%s: no jobs", name)
 	}
 	compared := func(path string) bool {
 		if len(weights) > 0 {
@@ -184,12 +207,29 @@ func fioResult(c *capture, weights map[string]int) (*result, error) {
 		}
 		return byPath[path].bw > 0
 	}
+	// Shares are of every byte the device moved, as the diff's are of
+	// every cgroup's bytes in the window: with the device's own counters
+	// (the manifest's device_stat_delta over the run) the file system's
+	// I/O outside the jobs (jbd2's journal, writeback: the root cgroup)
+	// counts, and so does it in the total.
 	sum, total := 0.0, 0.0
+	var jobBytes int64
 	for path, e := range byPath {
 		total += e.bw
+		jobBytes += e.bytes
 		if compared(path) {
 			sum += e.bw
 		}
+	}
+	devBytes := c.Man.deviceBytes()
+	if devBytes > jobBytes && runtimeMS > 0 {
+		sum, total = float64(devBytes), float64(devBytes)/(float64(runtimeMS)/1e3)
+	}
+	share := func(e *cg) float64 {
+		if devBytes > jobBytes && runtimeMS > 0 {
+			return float64(e.bytes) / sum
+		}
+		return e.bw / sum
 	}
 	r := &result{Mode: "untraced"}
 	for _, path := range slices.Sorted(mapsKeys(byPath)) {
@@ -198,9 +238,17 @@ func fioResult(c *capture, weights map[string]int) (*result, error) {
 		if !ok || !compared(path) || sum == 0 {
 			continue
 		}
+		p50 := math.NaN()
+		if !e.buffered {
+			p50 = mergedQuantile(e.dists, 0.5)
+		}
 		r.Cgroups = append(r.Cgroups, cgroupResult{ID: id, Compared: true, RealMiBps: e.bw / (1 << 20),
-			RealShare: e.bw / sum, RealP50: mergedQuantile(e.dists, 0.5)})
+			RealShare: share(e), RealP50: p50})
 	}
-	r.Bandwidth.Real = figs{MiBps: total / (1 << 20), P50: mergedQuantile(all, 0.5)}
+	p50 := math.NaN()
+	if !anyBuffered {
+		p50 = mergedQuantile(all, 0.5)
+	}
+	r.Bandwidth.Real = figs{MiBps: total / (1 << 20), P50: p50}
 	return r, nil
 }
