@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracesched/tracesched/internal/shared"
 	"github.com/tracesched/tracesched/replay"
 )
 
@@ -212,5 +213,26 @@ func TestFioResult(t *testing.T) {
 	}
 	if c.untraced() {
 		t.Error("a run with run.blktrace.0: untraced true")
+	}
+}
+
+// TestRealWarm: the state a real BFQ run's scheduler started in. A
+// fixture recorded on a raw device (../shared/rig sets BFQ just before
+// the trace) shows BFQ's messages and no tuned budget: cold (0), named; a
+// name that does not resolve is passed over. recorded-fs's
+// fs-bfq-fsync-vs-seqread began with "recalc_budg: last max_budg 8874, min
+// budg 3812": 32 x 3812 = 121,984 sectors.
+func TestRealWarm(t *testing.T) {
+	old, oldShared := *flagCaptures, *flagShared
+	t.Cleanup(func() { *flagCaptures, *flagShared = old, oldShared })
+	*flagCaptures = filepath.Dir(shared.Fixture(t, "fx-bfq-4seqread"))
+	mb, from, err := realWarm([]string{"rig/no-such-run", "rig/fx-bfq-4seqread"})
+	if err != nil || mb != 0 || from != "rig/fx-bfq-4seqread" {
+		t.Errorf("fixture: %d from %q (%v), want 0 from rig/fx-bfq-4seqread", mb, from, err)
+	}
+	*flagShared = filepath.Dir(filepath.Dir(shared.Path(t, "captures", "recorded-fs")))
+	mb, from, err = realWarm([]string{"recorded-fs/fs-bfq-fsync-vs-seqread"})
+	if err != nil || mb != 121984 {
+		t.Errorf("fs-bfq-fsync-vs-seqread: %d from %q (%v), want 121984", mb, from, err)
 	}
 }
