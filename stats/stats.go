@@ -43,6 +43,12 @@ type Summary struct {
 	// Set by the caller from the reader's diagnostics.
 	DroppedEvents   uint64 `json:"dropped_events"`    // events missing from sequence numbers
 	MissingCPUFiles []int  `json:"missing_cpu_files"` // CPU indexes absent from a per-CPU set; never null
+
+	// BFQMaxBudget, set by the caller from BFQ's messages, is the
+	// auto-tuned bfq_max_budget (sectors) that BFQ had when the trace
+	// began, as its first message that shows one says; 0 when none does
+	// (no BFQ messages, or a BFQ that had not tuned it yet).
+	BFQMaxBudget int64 `json:"bfq_max_budget,omitempty"`
 }
 
 // SummaryEvents counts events. ByAction always holds the letters Q G I D C

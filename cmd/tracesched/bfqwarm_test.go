@@ -1,6 +1,13 @@
 package main
 
-import "testing"
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracesched/tracesched/internal/shared"
+)
 
 // --bfq-warm takes max_budget in sectors, as the kernel's recalc_budg
 // message shows it (fs-bfq-fsync-vs-seqread: 32 x 3812 = 121984), and
@@ -17,5 +24,32 @@ func TestParseBFQWarm(t *testing.T) {
 		if _, err := parseBFQWarm([]string{bad}); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// stats says what BFQ had tuned itself to before the trace, from its
+// first recalc_budg message, with the --bfq-warm that starts a what-if
+// there: fs-bfq-fsync-vs-seqread's "min budg 3812", 121,984 sectors. A
+// BFQ started with its trace (the fixture: min budg 512, the default's)
+// shows none, nor does the JSON.
+func TestStatsBFQMaxBudget(t *testing.T) {
+	out, stderr, code := run(t, "stats", fixture(t, "fx-bfq-2cg-w100-900"))
+	if code != exitOK || strings.Contains(out, "tuned itself") {
+		t.Errorf("fixture: exit %d, %q (stderr %q), want no tuned budget", code, out, stderr)
+	}
+	if out, _, _ := run(t, "stats", "--json", fixture(t, "fx-bfq-2cg-w100-900")); strings.Contains(out, "bfq_max_budget") {
+		t.Errorf("fixture JSON has bfq_max_budget")
+	}
+	in := filepath.Join(shared.Path(t, "captures", "recorded-fs", "fs-bfq-fsync-vs-seqread"), "fs-bfq-fsync-vs-seqread")
+	out, stderr, code = run(t, "stats", in)
+	if want := "max_budget 121984 sectors (its first recalc_budg message); `replay --bfq-warm max_budget=121984`"; code != exitOK || !strings.Contains(out, want) {
+		t.Errorf("fs-bfq-fsync-vs-seqread: exit %d, want %q in %q (stderr %q)", code, want, out, stderr)
+	}
+	out, _, _ = run(t, "stats", "--json", in)
+	var m struct {
+		MaxBudget *int64 `json:"bfq_max_budget"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.MaxBudget == nil || *m.MaxBudget != 121984 {
+		t.Errorf("JSON bfq_max_budget %v (%v), want 121984", m.MaxBudget, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracesched/tracesched/scheduler/bfq"
 	"github.com/tracesched/tracesched/stats"
 	"github.com/tracesched/tracesched/trace"
 )
@@ -56,8 +57,19 @@ pass; --btt counts latencies the way btt does, for comparison with its reports.`
 // summarize reads a whole input into a Summary.
 func summarize(ctx context.Context, ios *IOStreams, name string, btt bool) (stats.Summary, trace.Meta, error) {
 	sum := stats.NewSummarizer(stats.SummaryOptions{BTT: btt})
+	var maxBudget int64
+	warmSeen := false
 	meta, diag, err := readInput(ctx, ios, name, "stats", func(e *trace.Event) error {
 		sum.Add(e)
+		if !warmSeen && e.Action == trace.ActionMessage && strings.Contains(e.Text, "recalc_budg") {
+			// BFQ's state when the trace began: its first message
+			// that shows the tuned max budget (bfq.WarmState).
+			if m := e.Message(); m.Sched == "bfq" {
+				if w, ok := bfq.WarmState(strings.TrimSpace(m.Body)); ok {
+					warmSeen, maxBudget = true, w["max_budget"]
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -65,6 +77,7 @@ func summarize(ctx context.Context, ios *IOStreams, name string, btt bool) (stat
 	}
 	sum.SetDiagnostics(diag.DroppedEvents, diag.MissingCPUFiles)
 	res := sum.Result()
+	res.BFQMaxBudget = maxBudget
 	warnIncomplete(ios, name, diag, res.Requests.Incomplete, res.Requests.Total)
 	for i := range res.Cgroups {
 		if res.Cgroups[i].Path == "" {
@@ -127,6 +140,10 @@ func writeStatsText(w io.Writer, s *stats.Summary, meta trace.Meta, by string) e
 	}
 	if s.DroppedEvents > 0 || len(s.MissingCPUFiles) > 0 {
 		fmt.Fprintf(w, "dropped events %d, missing CPU files %v\n", s.DroppedEvents, s.MissingCPUFiles)
+	}
+	if s.BFQMaxBudget > 0 {
+		fmt.Fprintf(w, "bfq had tuned itself before the trace: max_budget %d sectors (its first recalc_budg message); `replay --bfq-warm max_budget=%d` starts a what-if's BFQ there\n",
+			s.BFQMaxBudget, s.BFQMaxBudget)
 	}
 	fmt.Fprintln(w)
 
