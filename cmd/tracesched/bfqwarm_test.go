@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +52,33 @@ func TestStatsBFQMaxBudget(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &m); err != nil || m.MaxBudget == nil || *m.MaxBudget != 121984 {
 		t.Errorf("JSON bfq_max_budget %v (%v), want 121984", m.MaxBudget, err)
+	}
+}
+
+// A what-if into BFQ that starts it as just started says so, on stderr
+// and in change.assumed; given --bfq-warm, or validating, it does not.
+func TestReplayBFQColdAssumed(t *testing.T) {
+	in := fixture(t, "fx-mqdl-rw-nocg")
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--sched", "bfq"}, true},
+		{[]string{"--sched", "bfq", "--bfq-warm", "max_budget=121984"}, false},
+		{[]string{"--sched", "mq-deadline"}, false},
+	} {
+		_, stderr, code := run(t, append(append([]string{"replay", "--json"}, c.args...), in)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		if got := strings.Contains(stderr, "bfq starts as just started (max_budget 16384 sectors"); got != c.want {
+			t.Errorf("%v: stderr says BFQ starts cold: %v, want %v (%q)", c.args, got, c.want, stderr)
+		}
+		m := replayJSON(t, append(c.args, in)...)
+		ch, _ := m["change"].(map[string]any)
+		assumed := fmt.Sprint(ch["assumed"])
+		if got := strings.Contains(assumed, "bfq starts as just started"); got != c.want {
+			t.Errorf("%v: change.assumed %s: cold BFQ %v, want %v", c.args, assumed, got, c.want)
+		}
 	}
 }

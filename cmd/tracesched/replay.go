@@ -415,6 +415,13 @@ func replayRun(ctx context.Context, ios *IOStreams, opts *replayOptions, model s
 	if err := whatIfOptions(ios, opts, mctx, realSide, model.name, kernel, weights, sets, &do); err != nil {
 		return err
 	}
+	if model.name == "bfq" && len(do.Changes) > 0 && so.Warm["max_budget"] == 0 {
+		// A BFQ just started: what it had tuned itself to before the
+		// capture decides budgets and weight raising, and a capture
+		// under another scheduler does not show it.
+		fmt.Fprintf(ios.ErrOut, "tracesched: bfq starts as just started (max_budget %d sectors until it tunes itself); one that had run on this device had tuned it: --bfq-warm max_budget=N starts there (tracesched stats of a BFQ capture of the device prints N)\n", bfq.DefaultMaxBudget)
+		do.Assumed = append(do.Assumed, fmt.Sprintf("bfq starts as just started (max_budget %d sectors until it tunes itself; --bfq-warm gives another)", bfq.DefaultMaxBudget))
+	}
 	// The queues' own state (bfq.WarmFrom: processes whose queues existed
 	// before the trace) is the recorded run's, kept only when validating.
 	queues := 0

@@ -23,6 +23,10 @@ import (
 	"github.com/tracesched/tracesched/trace"
 )
 
+// DefaultMaxBudget is bfq_default_max_budget, sectors: the max budget of a
+// BFQ that has not yet tuned it (Options.Warm "max_budget" gives another).
+const DefaultMaxBudget = defaultMaxBudget
+
 // Kernel constants (bfq-iosched.c, bfq-iosched.h).
 const (
 	defaultMaxBudget    = 16 * 1024 // bfq_default_max_budget, sectors
