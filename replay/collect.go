@@ -859,7 +859,7 @@ type storedRecord struct {
 	queue  trace.Time
 	issue  trace.Time
 	done   trace.Time
-	got    trace.Time // end of its submission (Record.got)
+	got    trace.Time // end of its submission (the got inferrer.infer takes)
 	// doneF, doneFF: the zero-byte C that ends its flush sequence, as
 	// matched in collectDev.waitF and waitFF.
 	doneF, doneFF trace.Time
@@ -996,7 +996,11 @@ type storeSource struct {
 	names *nameTable
 	i     int
 	block []Record
-	inf   *inferrer
+	// got: the captured got of each record of block (Record has no field
+	// for it: only the inferrer reads it, as next hands the record out).
+	got    []trace.Time
+	gotBuf [storeBlock]trace.Time // got's array
+	inf    *inferrer
 	// wb, fua: the device's write-back cache and FUA (Workload.WriteCache,
 	// Workload.FUA), which decide which bios complete at their flush
 	// sequence's end (collectDev.waitF).
@@ -1028,10 +1032,12 @@ func (s *storeSource) next() (*Record, error) {
 	}
 	i, t := s.i, s.recs
 	s.i++
-	r := &s.block[0]
-	s.block = s.block[1:]
+	r, got := &s.block[0], s.got[0]
+	s.block, s.got = s.block[1:], s.got[1:]
 	if !r.Done.Valid() {
-		r.partsSeen = int(t.parts.At(i))
+		if n := t.parts.At(i); n != 0 {
+			r.extOf().partsSeen = int(n)
+		}
 	}
 	if s.wb {
 		switch {
@@ -1042,10 +1048,13 @@ func (s *storeSource) next() (*Record, error) {
 		}
 	}
 	if m, ok := s.lock[bioKey{r.PID, r.Index}]; ok {
-		r.lockOpen, r.lockClose, r.lockWake = m.open, m.close, m.wake
-		r.lockWaited, r.lockGap = m.waited, m.gap
+		r.lockOpen, r.lockClose, r.lockWaited = m.open, m.close, m.waited
+		if m.wake != 0 || m.gap != 0 {
+			x := r.extOf()
+			x.lockWake, x.lockGap = m.wake, m.gap
+		}
 	}
-	s.inf.infer(r)
+	s.inf.infer(r, got)
 	return r, nil
 }
 
@@ -1060,6 +1069,7 @@ func (s *storeSource) fill() {
 	t := s.recs
 	n := min(storeBlock, t.n-s.i)
 	s.block = make([]Record, n)
+	s.got = s.gotBuf[:n]
 	b := s.block
 	var u [storeBlock]uint64
 	var v [storeBlock]int64
@@ -1090,7 +1100,9 @@ func (s *storeSource) fill() {
 	times(&t.queue, func(r *Record, x trace.Time) { r.Queue = x })
 	times(&t.issue, func(r *Record, x trace.Time) { r.Issue = x })
 	times(&t.done, func(r *Record, x trace.Time) { r.Done = x })
-	times(&t.got, func(r *Record, x trace.Time) { r.got = x })
+	for j, x := range t.got.Values(s.i, v[:n]) {
+		s.got[j] = trace.Time(x)
+	}
 }
 
 func (s *storeSource) close() {}

@@ -58,6 +58,7 @@ func TestWorkloadFlushCompletions(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(shared.Path(t, "captures", "recorded-fs", name), name)
 			w, wr := workloadRecords(t, path)
+			gots := recordGots(t, w)
 			evs, _ := fixture.Events(t, path)
 			type at struct {
 				sector uint64
@@ -90,8 +91,8 @@ func TestWorkloadFlushCompletions(t *testing.T) {
 				if r.Done.Valid() && finals[at{r.Sector, r.Done}] {
 					atFinal++
 				}
-				if r.got.Valid() && r.got < r.Queue {
-					t.Errorf("record %d:%d got its request at %v, before its Q at %v", r.PID, r.Index, r.got, r.Queue)
+				if got := gots[i]; got.Valid() && got < r.Queue {
+					t.Errorf("record %d:%d got its request at %v, before its Q at %v", r.PID, r.Index, got, r.Queue)
 				}
 			}
 			if preflush == 0 || atFinal != preflush {
@@ -123,22 +124,47 @@ func workloadRecords(t *testing.T, path string) (*Workload, []Record) {
 }
 
 // comparableRecord is a Record with its pointers replaced by the bios they
-// name, so that records of two runs compare with ==.
+// name (and its recordExt by a copy), so that records of two runs compare
+// with ==.
 type comparableRecord struct {
 	r             Record
+	ext           recordExt
 	after, parent bioKey
 }
 
 func comparable(r Record) comparableRecord {
 	c := comparableRecord{r: r}
-	if r.after != nil {
-		c.after = bioKey{r.after.PID, r.after.Index}
+	if r.ext != nil {
+		c.ext = *r.ext
 	}
-	if r.parent != nil {
-		c.parent = bioKey{r.parent.PID, r.parent.Index}
+	if a := c.ext.after; a != nil {
+		c.after = bioKey{a.PID, a.Index}
 	}
-	c.r.after, c.r.parent, c.r.proc = nil, nil, nil
+	if p := c.ext.parent; p != nil {
+		c.parent = bioKey{p.PID, p.Index}
+	}
+	c.ext.after, c.ext.parent, c.r.ext, c.r.proc = nil, nil, nil, nil
 	return c
+}
+
+// recordGots returns the captured got of each record a run of w streams
+// (a capture's workload: the store's column, in stream order).
+func recordGots(t *testing.T, w *Workload) []trace.Time {
+	t.Helper()
+	src, err := w.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.close()
+	s, ok := src.(*storeSource)
+	if !ok {
+		t.Fatalf("a capture's workload streams from a %T", src)
+	}
+	out := make([]trace.Time, s.recs.n)
+	for i := range out {
+		out[i] = trace.Time(s.recs.got.At(i))
+	}
+	return out
 }
 
 // records streams a workload's records once, as a run would.

@@ -39,7 +39,7 @@ func TestFsyncChainEdges(t *testing.T) {
 		switch {
 		case r.PID == fio && r.Cat.RWBS(r.Bytes) == "WS":
 			ws++
-			if r.after != nil && r.after.PID == jbd2 && r.after.Cat&trace.CatFlush != 0 {
+			if r.releaser() != nil && r.releaser().PID == jbd2 && r.releaser().Cat&trace.CatFlush != 0 {
 				wsEdge++
 			}
 		case r.PID == jbd2 && r.Cat&trace.CatFlush != 0:
@@ -49,7 +49,7 @@ func TestFsyncChainEdges(t *testing.T) {
 			}
 		case r.PID == jbd2 && r.Dep >= 0:
 			first++
-			if r.after != nil && r.after.PID == fio {
+			if r.releaser() != nil && r.releaser().PID == fio {
 				firstEdge++
 			}
 		}
@@ -78,7 +78,7 @@ func TestNoEdgesBetweenIndependentWriters(t *testing.T) {
 	recs := captureRecords(t, "recorded", "c-bfq-8randwrite-root")
 	n := 0
 	for i := range recs {
-		if recs[i].after != nil {
+		if recs[i].releaser() != nil {
 			n++
 		}
 	}
@@ -177,7 +177,7 @@ func TestFsyncChainEdgesLoadedHost(t *testing.T) {
 		switch {
 		case r.PID == fio && r.Cat.RWBS(r.Bytes) == "WS":
 			ws++
-			if r.after != nil && r.after.PID == jbd2 && r.after.Cat&trace.CatFlush != 0 {
+			if r.releaser() != nil && r.releaser().PID == jbd2 && r.releaser().Cat&trace.CatFlush != 0 {
 				wsEdge++
 			}
 			if r.Sector == 266944 {
@@ -185,7 +185,7 @@ func TestFsyncChainEdgesLoadedHost(t *testing.T) {
 			}
 		case r.PID == jbd2 && r.Cat&trace.CatFlush == 0 && r.Dep >= 0:
 			first++
-			if r.after != nil && r.after.PID == fio {
+			if r.releaser() != nil && r.releaser().PID == fio {
 				firstEdge++
 			}
 			if r.Sector == 3933256 {
@@ -211,9 +211,9 @@ func TestFsyncChainEdgesLoadedHost(t *testing.T) {
 		t.Fatalf("fio's write 266944: Q %v C %v, want 0.362288 and 0.362388 s", write.Queue, write.Done)
 	}
 	delay := blk.Queue - write.Done
-	if blk.after == nil || blk.after.PID != fio || blk.after.Index != write.Index || blk.afterDelay != delay || blk.wake != delay {
+	if blk.releaser() == nil || blk.releaser().PID != fio || blk.releaser().Index != write.Index || blk.releaseDelay() != delay || blk.wake != delay {
 		t.Fatalf("journal block 3933256: released by %+v after %v, wake %v; want fio's write 266944 after %v, wake the same",
-			blk.after, blk.afterDelay, blk.wake, delay)
+			blk.releaser(), blk.releaseDelay(), blk.wake, delay)
 	}
 	for k := 1; k <= 3; k++ {
 		if n := &recs[bi+k]; n.PID != jbd2 || n.Dep != -1 || n.wake != delay {

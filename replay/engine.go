@@ -552,19 +552,20 @@ func (e *Engine) tryRelease(p *proc) {
 			think, ready, woke = h.appThink(r, p.lastCapQ), p.lastSubmit+h.Target, h.CompleteTarget
 		}
 		switch {
-		case r.after != nil:
+		case r.releaser() != nil:
 			// Step 6: released by another process's completion.
-			if !r.after.predDone.Valid() {
+			a := r.releaser()
+			if !a.predDone.Valid() {
 				if e.waiters == nil {
 					e.waiters = map[*Record][]*proc{}
 				}
-				e.waiters[r.after] = append(e.waiters[r.after], p)
+				e.waiters[a] = append(e.waiters[a], p)
 				if len(p.plug) > 0 {
 					e.flushPlug(p, true)
 				}
 				return
 			}
-			at = r.after.predDone + r.afterDelay
+			at = a.predDone + r.releaseDelay()
 		case r.Dep >= 0 && dep.Valid():
 			at = max(dep+woke, ready) + think
 		case r.Dep >= 0:
@@ -593,7 +594,7 @@ func (e *Engine) tryRelease(p *proc) {
 			return
 		}
 		switch {
-		case r.lockWaited && r.after == nil && closed:
+		case r.lockWaited && r.releaser() == nil && closed:
 			// It waited for the lock in the capture: its think time
 			// was that wait. It arrives its captured gap after the
 			// release, or after it is ready when the lock is free.
@@ -601,9 +602,9 @@ func (e *Engine) tryRelease(p *proc) {
 			if e.lockFree.Valid() && e.lockFree > base {
 				base = e.lockFree
 			}
-			at = base + r.lockGap
-		case e.lockFree.Valid() && e.lockFree+r.lockWake > at:
-			at = e.lockFree + r.lockWake
+			at = base + r.lockGapOf()
+		case e.lockFree.Valid() && e.lockFree+r.lockWakeOf() > at:
+			at = e.lockFree + r.lockWakeOf()
 		}
 	}
 	if at < p.lastSubmit {
@@ -676,7 +677,7 @@ func (e *Engine) cpuMaps() {
 // the end of its work moves on.
 func (e *Engine) completionCPU(recs []*Record, cost trace.Time) {
 	for _, r := range recs {
-		if r.Open || r.parent != nil && r.parent.Open {
+		if par := r.parentBio(); r.Open || par != nil && par.Open {
 			continue
 		}
 		e.cpuMaps()
@@ -745,16 +746,16 @@ func (e *Engine) split(p *proc, r *Record, lim uint32) {
 		part := &Record{PID: r.PID, CPU: r.CPU, DoneCPU: r.DoneCPU, Index: r.Index, Cgroup: r.Cgroup, Comm: r.Comm,
 			Sector: r.Sector + uint64(off>>9), Bytes: min(lim, r.Bytes-off), Cat: r.Cat,
 			Plugged: r.Plugged, Queue: r.Queue, Issue: r.Issue, Done: r.Done,
-			predQueue: e.now, predDone: trace.NoTime, proc: p, parent: r, noMerge: true}
+			predQueue: e.now, predDone: trace.NoTime, proc: p, ext: &recordExt{parent: r}, noMerge: true}
 		parts = append(parts, part)
 	}
 	parts[0].flushBefore = r.flushBefore // the plug was flushed before the bio's first request
-	if n := r.partsSeen; n > 0 && n < len(parts) && p.timed == nil {
+	if n := r.partsSeenOf(); n > 0 && n < len(parts) && p.timed == nil {
 		// The capture ended with the rest of the bio unsubmitted (its next
 		// part asleep for a tag): submit what it shows; the bio does not
-		// complete (Record.partsSeen).
+		// complete (recordExt.partsSeen).
 		parts = parts[:n]
-		r.partsLeft = n + 1
+		r.extOf().partsLeft = n + 1
 		p.splitRest = append(p.splitRest[:0], parts[1:]...)
 		e.emitSplit(parts[0])
 		e.submitBio(p, parts[0])
@@ -762,7 +763,7 @@ func (e *Engine) split(p *proc, r *Record, lim uint32) {
 	}
 	last := parts[len(parts)-1]
 	last.noMerge, last.PlugEnd = false, r.PlugEnd
-	r.partsLeft = len(parts)
+	r.extOf().partsLeft = len(parts)
 	p.splitRest = append(p.splitRest[:0], parts[1:]...)
 	e.emitSplit(parts[0])
 	e.submitBio(p, parts[0])
@@ -865,7 +866,7 @@ const (
 // submitted finishes a bio's submission: it merged or got a request.
 func (e *Engine) submitted(p *proc, r *Record) {
 	p.lastSubmit = e.now
-	if (r.PlugEnd || !r.Plugged) && len(p.plug) > 0 && (r.parent == nil || len(p.splitRest) == 0) {
+	if (r.PlugEnd || !r.Plugged) && len(p.plug) > 0 && (r.parentBio() == nil || len(p.splitRest) == 0) {
 		e.flushPlug(p, false)
 	}
 	if len(p.splitRest) > 0 {
@@ -1428,9 +1429,9 @@ func (e *Engine) finishBios(rq *Request) {
 	}
 	for _, r := range recs {
 		r.predDone = e.now
-		if par := r.parent; par != nil {
+		if par := r.parentBio(); par != nil {
 			// A part of a split bio: the bio completes with its last part.
-			if par.partsLeft--; par.partsLeft > 0 {
+			if par.ext.partsLeft--; par.ext.partsLeft > 0 {
 				continue
 			}
 			r = par

@@ -40,7 +40,7 @@ type releaseDelays struct {
 
 // add counts r when another process's bio released it.
 func (t *releaseTally) add(r *Record) {
-	a := r.after
+	a := r.releaser()
 	if a == nil {
 		return
 	}
@@ -53,7 +53,7 @@ func (t *releaseTally) add(r *Record) {
 		d = &releaseDelays{byComm: a.Comm, comm: r.Comm}
 		t.pairs[k] = d
 	}
-	d.delays = append(d.delays, r.afterDelay)
+	d.delays = append(d.delays, r.releaseDelay())
 }
 
 // list returns the Releases, the most bios first (then by the released

@@ -19,9 +19,9 @@ func TestReleaseTally(t *testing.T) {
 	by5 := &Record{PID: 5, Comm: "jbd2/loop0-8"}
 	var tl releaseTally
 	for _, d := range []int64{10, 30, 20, 100} {
-		tl.add(&Record{PID: 5, Comm: "jbd2/loop0-8", after: by4, afterDelay: trace.Time(d * us)})
+		tl.add(&Record{PID: 5, Comm: "jbd2/loop0-8", ext: &recordExt{after: by4, afterDelay: trace.Time(d * us)}})
 	}
-	tl.add(&Record{PID: 4, Comm: "fio", after: by5, afterDelay: trace.Time(7 * us)})
+	tl.add(&Record{PID: 4, Comm: "fio", ext: &recordExt{after: by5, afterDelay: trace.Time(7 * us)}})
 	tl.add(&Record{PID: 4, Comm: "fio"})
 	want := []Release{
 		{By: 4, PID: 5, ByComm: "fio", Comm: "jbd2/loop0-8", Bios: 4, DelayP50: 20 * time.Microsecond, DelayMean: 40 * time.Microsecond},

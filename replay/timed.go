@@ -99,12 +99,13 @@ func (t *timedState) keep(r *Record, timed, linked map[uint32]bool) {
 	if t.ineligible {
 		return
 	}
-	if (r.Open && t.delivered > 1) || (r.after != nil && !timed[r.after.PID]) {
+	a := r.releaser()
+	if (r.Open && t.delivered > 1) || (a != nil && !timed[a.PID]) {
 		t.orig, t.ineligible = cycBios{}, true
 		return
 	}
-	if r.after != nil {
-		linked[r.after.PID] = true
+	if a != nil {
+		linked[a.PID] = true
 	}
 	t.orig.add(r)
 }
@@ -158,7 +159,7 @@ func (b *cycBios) add(r *Record) {
 		Cat: r.Cat, Segments: r.Segments, Plugged: r.Plugged, PlugEnd: r.PlugEnd,
 		Cgroup: r.Cgroup, Sector: r.Sector, Comm: r.Comm,
 		Queue: r.Queue, Think: r.Think, wake: r.wake, Dep: r.Dep, DepCount: r.DepCount,
-		after: r.after, afterDelay: r.afterDelay,
+		after: r.releaser(), afterDelay: r.releaseDelay(),
 	})
 	b.n++
 }
@@ -243,14 +244,14 @@ func (e *Engine) nextCycle(p *proc) bool {
 			Sector: o.Sector, Bytes: o.Bytes, Cat: o.Cat, Segments: o.Segments,
 			Queue: o.Queue + trace.Time(t.cycle)*t.period, Issue: trace.NoTime, Done: trace.NoTime,
 			Plugged: o.Plugged, PlugEnd: o.PlugEnd,
-			Dep: -1, Think: o.Think, wake: o.wake, got: trace.NoTime,
+			Dep: -1, Think: o.Think, wake: o.wake,
 			predQueue: trace.NoTime, predDone: trace.NoTime, proc: p,
 		}
 		if a := o.after; a != nil {
 			// A cross-process edge: released by the other process's
 			// bio of the same cycle (both cycle, keep).
 			m := uint32(e.w.perPID[a.PID])
-			c.after, c.afterDelay = e.cycRecord(cycKey{a.PID, a.Index + uint32(t.cycle)*m}), o.afterDelay
+			c.setAfter(e.cycRecord(cycKey{a.PID, a.Index + uint32(t.cycle)*m}), o.afterDelay)
 		}
 		if o.Dep >= 0 {
 			c.Dep = o.Dep + base

@@ -47,10 +47,10 @@ type Record struct {
 	Done  trace.Time // captured C of the request that served it, NoTime if unseen
 
 	// lockOpen, lockClose: the bio opens, or ends, an exclusive flush
-	// section (step 7 of the rule, lock.go); lockWake: for lockOpen, the
-	// process's hand-off delay.
+	// section (step 7 of the rule, lock.go); recordExt.lockWake: for
+	// lockOpen, the process's hand-off delay.
 	lockOpen, lockClose bool
-	// lockWaited, lockGap: lockMark.waited and gap.
+	// lockWaited, recordExt.lockGap: lockMark.waited and gap.
 	lockWaited bool
 	// flushBefore: the process's plug was flushed after the bio's Q and
 	// before its request (a UT between them: it slept for a tag after
@@ -66,14 +66,6 @@ type Record struct {
 	// wbtTracked: the bio (a part of one) got the writeback throttle's
 	// token (wbt.go); its request carries it.
 	wbtTracked bool
-	// lockWake, lockGap: see lockOpen and lockWaited.
-	lockWake trace.Time
-	lockGap  trace.Time
-	// partsSeen: a bio split at max_sectors that never completed in the
-	// capture: the parts that got a request before the capture ended (0:
-	// every part, or unknown). A process that does not cycle (WorkFixed)
-	// sends those parts only, as the capture did; the bio never completes.
-	partsSeen int
 
 	// What released the bio (see the closed-loop rule on Workload; Open
 	// above). DepCount: completions of the process's own bios (counted
@@ -96,20 +88,100 @@ type Record struct {
 	predQueue trace.Time
 	predDone  trace.Time
 	proc      *proc
+	// ext: the fields few records set (recordExt), nil while none is:
+	// kept apart, the records a run holds at once (up to most of a
+	// workload, see recQueue) are 48 bytes smaller each.
+	ext *recordExt
+}
+
+// recordExt holds the fields of a Record that few records set: cross-
+// process edges, exclusive flush sections and split bios. Record's
+// accessors read a nil ext as all zero; extOf allocates it.
+type recordExt struct {
+	// lockWake, lockGap: see Record.lockOpen and lockWaited.
+	lockWake trace.Time
+	lockGap  trace.Time
+	// partsSeen: a bio split at max_sectors that never completed in the
+	// capture: the parts that got a request before the capture ended (0:
+	// every part, or unknown). A process that does not cycle (WorkFixed)
+	// sends those parts only, as the capture did; the bio never completes.
+	partsSeen int
 	// A part of a bio split at max_sectors (parent set): the bio completes
 	// for its process when its last part does (bio_chain); partsLeft
 	// counts the parent's parts not yet completed.
 	parent    *Record
 	partsLeft int
-	// got: captured time the bio got its request or merged (G, M or F of
-	// it), NoTime when unknown: the end of its submission, after any
-	// sleep for a request or a tag.
-	got trace.Time
 	// after: the earlier bio of another process whose completion released
 	// this one in the capture (a cross-process edge, step 6 of the rule on
 	// Workload), afterDelay the time from that completion to this Q.
 	after      *Record
 	afterDelay trace.Time
+}
+
+// extOf returns r's recordExt, allocating it on first use.
+func (r *Record) extOf() *recordExt {
+	if r.ext == nil {
+		r.ext = &recordExt{}
+	}
+	return r.ext
+}
+
+// releaser returns recordExt.after (nil: none).
+func (r *Record) releaser() *Record {
+	if r.ext == nil {
+		return nil
+	}
+	return r.ext.after
+}
+
+// releaseDelay returns recordExt.afterDelay.
+func (r *Record) releaseDelay() trace.Time {
+	if r.ext == nil {
+		return 0
+	}
+	return r.ext.afterDelay
+}
+
+// setAfter sets recordExt.after and afterDelay; a nil a with a zero d
+// allocates nothing.
+func (r *Record) setAfter(a *Record, d trace.Time) {
+	if a == nil && d == 0 && r.ext == nil {
+		return
+	}
+	x := r.extOf()
+	x.after, x.afterDelay = a, d
+}
+
+// parentBio returns recordExt.parent (nil: r is not a part of a split bio).
+func (r *Record) parentBio() *Record {
+	if r.ext == nil {
+		return nil
+	}
+	return r.ext.parent
+}
+
+// lockWakeOf returns recordExt.lockWake.
+func (r *Record) lockWakeOf() trace.Time {
+	if r.ext == nil {
+		return 0
+	}
+	return r.ext.lockWake
+}
+
+// lockGapOf returns recordExt.lockGap.
+func (r *Record) lockGapOf() trace.Time {
+	if r.ext == nil {
+		return 0
+	}
+	return r.ext.lockGap
+}
+
+// partsSeenOf returns recordExt.partsSeen.
+func (r *Record) partsSeenOf() int {
+	if r.ext == nil {
+		return 0
+	}
+	return r.ext.partsSeen
 }
 
 // End returns the first sector after the bio.
@@ -539,7 +611,7 @@ func (s *sliceSource) next() (*Record, error) {
 	}
 	r := &s.recs[s.i]
 	s.i++
-	s.inf.infer(r)
+	s.inf.infer(r, 0)
 	return r, nil
 }
 
@@ -693,7 +765,11 @@ func (f *inferrer) releaser(pid uint32) doneMark {
 	return doneMark{t: trace.NoTime}
 }
 
-func (f *inferrer) infer(r *Record) {
+// infer sets r's release (Dep, DepCount, Think, Open, wake and its
+// releaser) from the records before it; got is r's captured got: the time
+// it got its request or merged (G, M or F of it), NoTime when unknown,
+// the end of its submission after any sleep for a request or a tag.
+func (f *inferrer) infer(r *Record, got trace.Time) {
 	p := f.procs[r.PID]
 	first := p == nil
 	if first {
@@ -715,7 +791,7 @@ func (f *inferrer) infer(r *Record) {
 	f.passGlobal(r.Queue)
 	ownLatest, inflightBefore := p.latestC, int64(p.n)-p.passed
 	r.Dep, r.DepCount, r.Think, r.Open, r.wake = -1, 0, 0, false, 0
-	r.after, r.afterDelay = nil, 0
+	r.setAfter(nil, 0)
 	// Step 2: the depth, counting bio k itself.
 	if inflight := int64(p.n) - p.passed + 1; inflight > p.depth {
 		p.depth = inflight
@@ -786,12 +862,12 @@ func (f *inferrer) infer(r *Record) {
 			// think time from its own completion would hold the
 			// releaser's whole bio, as the source scheduler timed it.
 			if known {
-				r.after, r.afterDelay = x.r, r.Queue-x.t
+				r.setAfter(x.r, r.Queue-x.t)
 				// The other process's completion woke it, not its own
 				// latest one (step 3 measured Q_k - C_j from that): its
 				// wake-up delay, which its back-to-back bios keep after
 				// their DepCount-th completion (step 4), is the edge's.
-				p.wake = r.afterDelay
+				p.wake = r.Queue - x.t
 			}
 			if near {
 				f.pairs[k]++
@@ -800,7 +876,7 @@ func (f *inferrer) infer(r *Record) {
 	}
 	r.wake = p.wake
 	p.lastQ = r.Queue
-	p.lastGot = r.got
+	p.lastGot = got
 	p.plugOpen = r.Plugged && !r.PlugEnd
 	p.lastDeps = r.DepCount
 	p.n++
