@@ -65,6 +65,13 @@ type Decisions struct {
 	Mismatches     []Mismatch `json:"mismatches"` // the first Options.MaxMismatches, by time (real, then predicted)
 }
 
+// isSelect reports whether parseDecision reads m as a DecisionSelect,
+// without making the decision (its queue's name).
+func isSelect(m *Message) bool {
+	b := m.Msg.Body
+	return m.Msg.PID != 0 && (strings.HasPrefix(b, "set_in_service_queue") || m.Msg.Sched == "cfq" && strings.HasPrefix(b, "set_active"))
+}
+
 func parseDecision(m *Message) (decision, bool) {
 	// The queue's name (formatted) only once the body is a decision: most
 	// messages are not (Message.QueueName is "" exactly when PID is 0).
@@ -74,7 +81,7 @@ func parseDecision(m *Message) (decision, bool) {
 	b := m.Msg.Body
 	var d decision
 	switch {
-	case strings.HasPrefix(b, "set_in_service_queue"), m.Msg.Sched == "cfq" && strings.HasPrefix(b, "set_active"):
+	case isSelect(m):
 		d.kind = DecisionSelect
 	case strings.HasPrefix(b, "expire ("):
 		r := b[len("expire ("):]
@@ -150,14 +157,34 @@ func align(kind, queue string, a, b []decision, kc *KindCount, out *[]Mismatch) 
 	}
 }
 
+// schedMessages reports whether s carries a scheduler's messages
+// (decisionsOf's hasMsgs), and counts its select decisions.
+func schedMessages(s *Side) (has bool, selects int) {
+	for i := range s.Messages {
+		m := &s.Messages[i]
+		if m.Msg.Sched != "" {
+			has = true
+		}
+		if isSelect(m) {
+			selects++
+		}
+	}
+	return has, selects
+}
+
 func compareDecisions(real, pred *Side, opts Options) Decisions {
-	rs, rq, rm := decisionsOf(real)
-	ps, pq, pm := decisionsOf(pred)
+	rm, rn := schedMessages(real)
+	pm, pn := schedMessages(pred)
 	d := Decisions{Compared: rm && pm, Mismatches: []Mismatch{}}
 	if !d.Compared {
-		d.Select.Real, d.Select.Predicted = len(rs), len(ps)
+		// Nothing to align: the counts of selects only, without making
+		// every decision (a queue name, a map entry each) of the side
+		// that has messages.
+		d.Select.Real, d.Select.Predicted = rn, pn
 		return d
 	}
+	rs, rq, _ := decisionsOf(real)
+	ps, pq, _ := decisionsOf(pred)
 	var all []Mismatch
 	align(DecisionSelect, "", rs, ps, &d.Select, &all)
 	keys := make([]string, 0, len(rq)+len(pq))

@@ -44,12 +44,46 @@ func TestParseDecision(t *testing.T) {
 	} {
 		m := Message{Time: 42, Text: c.text, Msg: trace.ParseMessage(c.text)}
 		d, ok := parseDecision(&m)
+		if isSelect(&m) != (ok && d.kind == DecisionSelect) {
+			t.Errorf("%q: isSelect %v, decision %v %s", c.text, isSelect(&m), ok, d.kind)
+		}
 		if ok != (c.kind != "") {
 			t.Errorf("%q: decision %v, want %v", c.text, ok, c.kind != "")
 			continue
 		}
 		if ok && (d.t != 42 || d.kind != c.kind || d.queue != c.queue || d.what != c.what) {
 			t.Errorf("%q: %+v, want %s %s %s", c.text, d, c.kind, c.queue, c.what)
+		}
+	}
+}
+
+// TestDecisionsOneSide: with scheduler messages on one side only, the
+// decisions are not compared and each side's selects are counted as
+// decisionsOf finds them, without decisionsOf.
+func TestDecisionsOneSide(t *testing.T) {
+	texts := []string{
+		"bfq1234S set_in_service_queue, cur-budget = 16384",
+		"bfq77A expire (2, slow 0, num_disp 3, short 0)",
+		"bfq1234S set_in_service_queue, cur-budget = 1",
+		"cfq301S set_active wl_class:0 wl_type:1",
+		"bfq schedule dispatch",
+		"not a scheduler's message",
+	}
+	withMsgs, without := &Side{}, &Side{}
+	for i, x := range texts {
+		withMsgs.Messages = append(withMsgs.Messages, Message{Time: trace.Time(i), Text: x, Msg: trace.ParseMessage(x)})
+	}
+	without.Messages = []Message{{Time: 1, Text: "not a scheduler's message", Msg: trace.ParseMessage("not a scheduler's message")}}
+	sel, _, has := decisionsOf(withMsgs)
+	if !has || len(sel) != 3 {
+		t.Fatalf("decisionsOf: %d selects, messages %v; want 3, true", len(sel), has)
+	}
+	for _, c := range []struct{ real, pred *Side }{{withMsgs, without}, {without, withMsgs}, {without, without}} {
+		d := compareDecisions(c.real, c.pred, Options{})
+		rs, _, _ := decisionsOf(c.real)
+		ps, _, _ := decisionsOf(c.pred)
+		if d.Compared || d.Select.Real != len(rs) || d.Select.Predicted != len(ps) || d.Mismatches == nil || len(d.Mismatches) != 0 {
+			t.Errorf("compareDecisions: %+v; want not compared, selects %d and %d", d, len(rs), len(ps))
 		}
 	}
 }
