@@ -15,7 +15,7 @@
 // captures are absent are left out and listed. -device adds, for each pair,
 // the prediction made with that device model (a `tracesched probe` of the
 // loop device) beside the one made with the capture's own calibration;
-// by default the probe committed as bench/whatif/loop-probe-vm3.device.json.zst
+// by default the probe committed as bench/whatif/loop-probe-vm6.device.json.zst
 // (bench/whatif/README.md), -device "" leaves it out. -device real
 // predicts each pair again with the model calibrated from its first real
 // run instead: an oracle no user has, which splits each error into the
@@ -248,7 +248,7 @@ var (
 // defaultDevice is the probe of the rig's loop device committed beside
 // this script, of the VM the rig/ captures of docs/whatif.md were last
 // recorded on (bench/whatif/README.md says how it was made).
-const defaultDevice = "bench/whatif/loop-probe-vm3.device.json.zst"
+const defaultDevice = "bench/whatif/loop-probe-vm6.device.json.zst"
 
 // devicePath is the -device model as replay reads it (decompressed into
 // -work when compressed), "" for none or for a calibration made per pair

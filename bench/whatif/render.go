@@ -248,7 +248,8 @@ func render(w io.Writer, outs []outcome) {
 	p("shared 2-core machines differ by up to 25 %% in bandwidth). Aims (issue 10): shares within 3 pp,\n")
 	p("per-cgroup and total bandwidth within 15 %%, p50 within 25 %%. Latency is bio Q2C.\n")
 	p("recorded/ and recorded-fs/ are ../shared/captures; rig/ are captures recorded for these pairs on\n")
-	p("2026-12-02 with ../shared/rig by bench/whatif/record.sh on a tmpfs-backed loop device of a third VM (see its section below) (jobs in\n")
+	p("2026-12-03 with ../shared/rig by bench/whatif/record.sh on the loop device of a sixth VM (18:23-18:37 UTC; the fsync job's\n")
+	p("runs 13:41-14:03 and, untraced, 17:50 UTC; see its section below) (jobs in\n")
 	p("bench/whatif/jobs; too large for the repository; `-captures DIR` names where they are).\n")
 	p("untraced/ are recorded/baselines-untraced: the recorded/ jobs run again without blktrace, so with no\n")
 	p("trace: their figures are fio's own (a cgroup's MiB/s over its jobs' runtime, the time both jobs ran;\n")
@@ -594,7 +595,24 @@ func seedTable(w io.Writer, outs []outcome) {
 // recordings it names (2026-12-02 on a tmpfs-backed loop device of two
 // VMs, and the earlier findings of 2026-12-01); the tables above are
 // regenerated, this text is not.
-const findings = `## The load the calibration held: which predictions extrapolate (2026-12-02 17:47 UTC)
+const findings = `## Recorded on a sixth VM (2026-12-03 18:23-18:45 UTC)
+
+The rig/ captures above were recorded again on a sixth VM (same kernel, 2 vCPUs, the loop image on
+vda's ext4; record.sh at 18:23-18:37 UTC, load average 1.0-1.2, nothing else running; the fsync job's
+at 13:41-14:03 and its untraced runs at 17:50), and the right-hand columns use this VM's probe
+(loop-probe-vm6, 18:37-18:40 UTC, load 0.4-1.0: 2,324,399 requests in 564 steps). New here: the
+` + "`weights`" + ` pairs (the machine's own BFQ at other weights or slice_idle), the ` + "`untraced`" + ` pairs
+(recorded/'s pairs against recorded/baselines-untraced, fio's figures) and the fsync job's pairs
+against untraced runs; a what-if that keeps BFQ of a capture with BFQ's messages now predicts BFQ
+untraced (bench/whatif/README.md). 66 pairs: shares within 3 pp in 52, every cgroup's bandwidth
+within 15 % in 14, the total in 20, p50 in 18, every aim in 3 (fs-bfq-pgbench -> mq-deadline and
+two of the fsync job's into mq-deadline). The probe's model is worse again on bandwidth and p50 (6,
+15 and 11; no pair meets every aim with it): on this rig the device's rate is the host CPU the
+scheduler leaves (README.md, "Same scheduler, other weights or tunables"), which a sweep without a
+scheduler's load does not see. The sections below are earlier VMs' and runs' findings, kept as
+they were measured.
+
+## The load the calibration held: which predictions extrapolate (2026-12-02 17:47 UTC)
 
 Each device model now carries the load its calibration held the device at: the capture's 10 ms
 windows counted by the requests on the device averaged over each (` + "`coverage.sustained_load_windows`" + `,
