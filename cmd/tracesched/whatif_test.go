@@ -244,15 +244,7 @@ func TestReplayHost(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("what-if: exit %d: %s", code, stderr)
 	}
-	var src, tgt float64
-	for _, l := range strings.Split(stderr, "\n") {
-		if i := strings.Index(l, "host: a submission holds its CPU "); i >= 0 {
-			var gaps int
-			if _, err := fmt.Sscanf(l[i:], "host: a submission holds its CPU %fµs under bfq (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under mq-deadline", &src, &gaps, &tgt); err != nil {
-				t.Fatalf("%q: %v", l, err)
-			}
-		}
-	}
+	src, tgt := scanHost(t, stderr, "host: a submission holds its CPU %fµs under bfq (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under mq-deadline")
 	if src <= 0 || math.Abs(tgt-src/3) > 0.07 { // both printed to 0.1 µs
 		t.Errorf("bfq -> mq-deadline: source %.1f µs, replayed %.1f µs; want a third of it (stderr %q)", src, tgt, stderr)
 	}
@@ -269,15 +261,7 @@ func TestReplayHost(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("what-if with complete_ns: exit %d: %s", code, stderr)
 	}
-	src, tgt = 0, 0
-	for _, l := range strings.Split(stderr, "\n") {
-		if i := strings.Index(l, "host: a completion holds its CPU "); i >= 0 {
-			var gaps int
-			if _, err := fmt.Sscanf(l[i:], "host: a completion holds its CPU %fµs under bfq (the capture's back-to-back C-to-C mean, %d gaps), %fµs under mq-deadline", &src, &gaps, &tgt); err != nil {
-				t.Fatalf("%q: %v", l, err)
-			}
-		}
-	}
+	src, tgt = scanHost(t, stderr, "host: a completion holds its CPU %fµs under bfq (the capture's back-to-back C-to-C mean, %d gaps), %fµs under mq-deadline")
 	if src <= 0 || math.Abs(tgt-src/2) > 0.07 {
 		t.Errorf("completion bfq -> mq-deadline: source %.1f µs, replayed %.1f µs; want half of it (stderr %q)", src, tgt, stderr)
 	}
@@ -296,15 +280,7 @@ func TestReplayHost(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("weights what-if: exit %d: %s", code, stderr)
 	}
-	src, tgt = 0, 0
-	for _, l := range strings.Split(stderr, "\n") {
-		if i := strings.Index(l, "host: a submission holds its CPU "); i >= 0 {
-			var gaps int
-			if _, err := fmt.Sscanf(l[i:], "host: a submission holds its CPU %fµs under bfq with its messages traced (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under bfq (the built-in table;", &src, &gaps, &tgt); err != nil {
-				t.Fatalf("weights what-if: %q: %v", l, err)
-			}
-		}
-	}
+	src, tgt = scanHost(t, stderr, "host: a submission holds its CPU %fµs under bfq with its messages traced (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under bfq (the built-in table;")
 	if want := src * float64(def.SubmitNS["bfq"]) / float64(def.SubmitNS["bfq+messages"]); src <= 0 || math.Abs(tgt-want) > 0.07 {
 		t.Errorf("weights what-if: source %.1f µs, replayed %.1f µs; want %.1f (the table's bfq / bfq+messages; stderr %q)", src, tgt, want, stderr)
 	}
@@ -316,15 +292,7 @@ func TestReplayHost(t *testing.T) {
 	d := replay.DefaultHostCosts()
 	for _, args := range [][]string{nil, {"--host", "default"}} {
 		_, stderr, _ := run(t, append([]string{"replay", "--sched", "mq-deadline", "--json", in}, args...)...)
-		src, tgt = 0, 0
-		for _, l := range strings.Split(stderr, "\n") {
-			if i := strings.Index(l, "host: a submission holds its CPU "); i >= 0 {
-				var gaps int
-				if _, err := fmt.Sscanf(l[i:], "host: a submission holds its CPU %fµs under bfq with its messages traced (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under mq-deadline (the built-in table;", &src, &gaps, &tgt); err != nil {
-					t.Fatalf("%v: %q: %v", args, l, err)
-				}
-			}
-		}
+		src, tgt = scanHost(t, stderr, "host: a submission holds its CPU %fµs under bfq with its messages traced (the capture's back-to-back Q-to-Q median, %d gaps), %fµs under mq-deadline (the built-in table;")
 		want := src * float64(d.SubmitNS["mq-deadline"]) / float64(d.SubmitNS["bfq+messages"])
 		if src <= 0 || math.Abs(tgt-want) > 0.07 {
 			t.Errorf("%v: source %.1f µs, replayed %.1f µs; want %.1f (the table's mq-deadline / bfq+messages; stderr %q)", args, src, tgt, want, stderr)
@@ -588,4 +556,23 @@ func TestReplaySeeds(t *testing.T) {
 			t.Errorf("--seeds %s: exit %d, %q", bad, code, stderr)
 		}
 	}
+}
+
+// scanHost returns the two costs (µs) of the first line of stderr that
+// holds format's text before its first verb ("host: a submission holds its
+// CPU %fµs under ... %d gaps), %fµs under ..."), 0 and 0 when none does,
+// failing t when that line does not scan.
+func scanHost(t *testing.T, stderr, format string) (src, tgt float64) {
+	t.Helper()
+	prefix, _, _ := strings.Cut(format, "%")
+	for _, l := range strings.Split(stderr, "\n") {
+		if i := strings.Index(l, prefix); i >= 0 {
+			var gaps int
+			if _, err := fmt.Sscanf(l[i:], format, &src, &gaps, &tgt); err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+			return src, tgt
+		}
+	}
+	return 0, 0
 }
