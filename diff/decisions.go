@@ -115,14 +115,12 @@ func parseDecision(m *Message) (decision, bool) {
 	return d, true
 }
 
-func decisionsOf(s *Side) (sel []decision, perQueue map[string][]decision, hasMsgs bool) {
+// decisionsOf returns s's decisions: the selects in order, and the others
+// by kind and queue.
+func decisionsOf(s *Side) (sel []decision, perQueue map[string][]decision) {
 	perQueue = map[string][]decision{}
 	for i := range s.Messages {
-		m := &s.Messages[i]
-		if m.Msg.Sched != "" {
-			hasMsgs = true
-		}
-		d, ok := parseDecision(m)
+		d, ok := parseDecision(&s.Messages[i])
 		if !ok {
 			continue
 		}
@@ -133,7 +131,7 @@ func decisionsOf(s *Side) (sel []decision, perQueue map[string][]decision, hasMs
 			perQueue[k] = append(perQueue[k], d)
 		}
 	}
-	return sel, perQueue, hasMsgs
+	return sel, perQueue
 }
 
 // align compares two decision sequences position by position.
@@ -157,34 +155,39 @@ func align(kind, queue string, a, b []decision, kc *KindCount, out *[]Mismatch) 
 	}
 }
 
-// schedMessages reports whether s carries a scheduler's messages
-// (decisionsOf's hasMsgs), and counts its select decisions.
-func schedMessages(s *Side) (has bool, selects int) {
+// hasSchedMessages reports whether s carries a scheduler's messages.
+func hasSchedMessages(s *Side) bool {
 	for i := range s.Messages {
-		m := &s.Messages[i]
-		if m.Msg.Sched != "" {
-			has = true
-		}
-		if isSelect(m) {
-			selects++
+		if s.Messages[i].Msg.Sched != "" {
+			return true
 		}
 	}
-	return has, selects
+	return false
+}
+
+// countSelects counts s's select decisions (parseDecision's
+// DecisionSelect) without making them.
+func countSelects(s *Side) int {
+	n := 0
+	for i := range s.Messages {
+		if isSelect(&s.Messages[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 func compareDecisions(real, pred *Side, opts Options) Decisions {
-	rm, rn := schedMessages(real)
-	pm, pn := schedMessages(pred)
-	d := Decisions{Compared: rm && pm, Mismatches: []Mismatch{}}
+	d := Decisions{Compared: hasSchedMessages(real) && hasSchedMessages(pred), Mismatches: []Mismatch{}}
 	if !d.Compared {
 		// Nothing to align: the counts of selects only, without making
 		// every decision (a queue name, a map entry each) of the side
 		// that has messages.
-		d.Select.Real, d.Select.Predicted = rn, pn
+		d.Select.Real, d.Select.Predicted = countSelects(real), countSelects(pred)
 		return d
 	}
-	rs, rq, _ := decisionsOf(real)
-	ps, pq, _ := decisionsOf(pred)
+	rs, rq := decisionsOf(real)
+	ps, pq := decisionsOf(pred)
 	var all []Mismatch
 	align(DecisionSelect, "", rs, ps, &d.Select, &all)
 	keys := make([]string, 0, len(rq)+len(pq))

@@ -74,14 +74,14 @@ func TestDecisionsOneSide(t *testing.T) {
 		withMsgs.Messages = append(withMsgs.Messages, Message{Time: trace.Time(i), Text: x, Msg: trace.ParseMessage(x)})
 	}
 	without.Messages = []Message{{Time: 1, Text: "not a scheduler's message", Msg: trace.ParseMessage("not a scheduler's message")}}
-	sel, _, has := decisionsOf(withMsgs)
-	if !has || len(sel) != 3 {
-		t.Fatalf("decisionsOf: %d selects, messages %v; want 3, true", len(sel), has)
+	sel, _ := decisionsOf(withMsgs)
+	if has := hasSchedMessages(withMsgs); !has || len(sel) != 3 || hasSchedMessages(without) {
+		t.Fatalf("decisionsOf: %d selects, messages %v; want 3, true (and none without)", len(sel), has)
 	}
 	for _, c := range []struct{ real, pred *Side }{{withMsgs, without}, {without, withMsgs}, {without, without}} {
 		d := compareDecisions(c.real, c.pred, Options{})
-		rs, _, _ := decisionsOf(c.real)
-		ps, _, _ := decisionsOf(c.pred)
+		rs, _ := decisionsOf(c.real)
+		ps, _ := decisionsOf(c.pred)
 		if d.Compared || d.Select.Real != len(rs) || d.Select.Predicted != len(ps) || d.Mismatches == nil || len(d.Mismatches) != 0 {
 			t.Errorf("compareDecisions: %+v; want not compared, selects %d and %d", d, len(rs), len(ps))
 		}

@@ -551,10 +551,9 @@ func (e *Engine) tryRelease(p *proc) {
 		if h := e.cfg.Submit; h != nil {
 			think, ready, woke = h.appThink(r, p.lastCapQ), p.lastSubmit+h.Target, h.CompleteTarget
 		}
-		switch {
-		case r.releaser() != nil:
+		switch a := r.releaser(); {
+		case a != nil:
 			// Step 6: released by another process's completion.
-			a := r.releaser()
 			if !a.predDone.Valid() {
 				if e.waiters == nil {
 					e.waiters = map[*Record][]*proc{}

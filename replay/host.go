@@ -186,10 +186,10 @@ func ReadHostCosts(path string) (HostCosts, error) {
 // traced and 47.2 k without, recorded/baselines-untraced; slice_idle=0,
 // e-bfq-w100-900-idle0, 36.8 k and 73.3 k).
 func (h HostCosts) SubmitCost(w *Workload, recorded, target string, messages bool) (c SubmitCost, ok bool, why string) {
-	recorded, target = strings.ToLower(recorded), strings.ToLower(target)
-	if recorded == target && (recorded == "" || h.SubmitNS[h.SourceKey(recorded, messages)] == h.SubmitNS[target]) {
+	if h.KeepsCost(recorded, target, messages) {
 		return c, false, "the replay keeps the recording scheduler at the capture's cost"
 	}
+	recorded, target = strings.ToLower(recorded), strings.ToLower(target)
 	if w.SubmitGap <= 0 {
 		return c, false, fmt.Sprintf("the capture shows %d back-to-back Q-to-Q gaps (fewer than %d)", w.SubmitGaps, minSubmitGaps)
 	}
@@ -208,6 +208,16 @@ func (h HostCosts) SubmitCost(w *Workload, recorded, target string, messages boo
 		c.CompleteSource, c.CompleteTarget = w.CompleteGap, scaleCost(w.CompleteGap, ctgt, csrc)
 	}
 	return c, true, ""
+}
+
+// KeepsCost reports whether a replay through target of a capture recorded
+// under recorded (with that scheduler's messages traced when messages)
+// pays the capture's own submission cost: the same scheduler, at the
+// table's cost for how the capture was recorded (a capture with BFQ's
+// messages replayed through BFQ does not: bfq+messages against bfq).
+func (h HostCosts) KeepsCost(recorded, target string, messages bool) bool {
+	recorded, target = strings.ToLower(recorded), strings.ToLower(target)
+	return recorded == target && (recorded == "" || h.SubmitNS[h.SourceKey(recorded, messages)] == h.SubmitNS[target])
 }
 
 // scaleCost returns v*num/den, rounded, ns.

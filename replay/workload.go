@@ -611,7 +611,7 @@ func (s *sliceSource) next() (*Record, error) {
 	}
 	r := &s.recs[s.i]
 	s.i++
-	s.inf.infer(r, 0)
+	s.inf.infer(r, trace.NoTime) // a Record carries no G: unknown
 	return r, nil
 }
 
@@ -862,12 +862,13 @@ func (f *inferrer) infer(r *Record, got trace.Time) {
 			// think time from its own completion would hold the
 			// releaser's whole bio, as the source scheduler timed it.
 			if known {
-				r.setAfter(x.r, r.Queue-x.t)
+				d := r.Queue - x.t
+				r.setAfter(x.r, d)
 				// The other process's completion woke it, not its own
 				// latest one (step 3 measured Q_k - C_j from that): its
 				// wake-up delay, which its back-to-back bios keep after
 				// their DepCount-th completion (step 4), is the edge's.
-				p.wake = r.Queue - x.t
+				p.wake = d
 			}
 			if near {
 				f.pairs[k]++

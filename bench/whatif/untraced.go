@@ -222,11 +222,12 @@ func fioResult(c *capture, weights map[string]int) (*result, error) {
 		}
 	}
 	devBytes := c.Man.deviceBytes()
-	if devBytes > jobBytes && runtimeMS > 0 {
+	byDevice := devBytes > jobBytes && runtimeMS > 0
+	if byDevice {
 		sum, total = float64(devBytes), float64(devBytes)/(float64(runtimeMS)/1e3)
 	}
 	share := func(e *cg) float64 {
-		if devBytes > jobBytes && runtimeMS > 0 {
+		if byDevice {
 			return float64(e.bytes) / sum
 		}
 		return e.bw / sum

@@ -831,7 +831,7 @@ func hostModel(ios *IOStreams, ht *hostTable, w *replay.Workload, recorded, sche
 	if recorded == "" || len(do.Changes) == 0 {
 		return nil // a validation: the capture's gaps carry its scheduler's cost
 	}
-	if recorded == sched && h.SubmitNS[h.SourceKey(recorded, messages)] == h.SubmitNS[sched] {
+	if h.KeepsCost(recorded, sched, messages) {
 		return nil // other weights or tunables, the scheduler at the capture's cost
 	}
 	c, ok, why := h.SubmitCost(w, recorded, sched, messages)
