@@ -234,9 +234,18 @@ func measure(s *Side, ivs []interval, pids bool) *sideWindow {
 			if q := trace.Time(queues[j]); q.Valid() && done >= q {
 				l := float64(done-q) / 1e9
 				f.lat = append(f.lat, l)
-				w.total.lat = append(w.total.lat, l)
 			}
 		}
+	}
+	// The total's latencies are every key's (quantiles2 is of the values,
+	// in any order): one slice of their length, not grown beside them.
+	n := 0
+	for _, f := range w.keys {
+		n += len(f.lat)
+	}
+	w.total.lat = make([]float64, 0, n)
+	for _, f := range w.keys {
+		w.total.lat = append(w.total.lat, f.lat...)
 	}
 	return w
 }
