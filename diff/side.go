@@ -39,6 +39,9 @@ type Side struct {
 	Stats trace.RebuildStats
 
 	rb *trace.Rebuilder // while loading
+	// pending: while loading, the messages Add kept, after Messages
+	// (messages.go); finish joins them.
+	pending messageLog
 
 	stream streamFigures // figures accumulated as the bios arrive (stream.go)
 
@@ -103,6 +106,7 @@ func (s *Side) finish() {
 		return
 	}
 	s.finished = true
+	s.Messages = s.pending.join(s.Messages)
 	s.sortTables()
 	if s.Duplicates > 0 { // the accumulation counted the dropped bios
 		s.stream = streamFigures{off: true}

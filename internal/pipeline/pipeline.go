@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"runtime/debug"
-	"sync"
 
 	"github.com/tracesched/tracesched/device"
 	"github.com/tracesched/tracesched/diff"
@@ -190,23 +188,10 @@ func CalibrateSeq(reqs iter.Seq[*trace.Request], opts device.CalibrateOptions, c
 // side (described by meta) with the run's result. Every predicted event
 // also goes to sink when it is not nil (an error there stops the run), and
 // tick, when not nil, is called after each.
-//
-// The scheduler's messages (ActionMessage, several per request under CFQ)
-// are kept aside in blocks and handed to the side once, at the end, in
-// their order: the side's Add would keep them in one slice grown as they
-// come, copied again at every growth. That is what Side.Add does with a
-// message (its Rebuilder ignores notify records; NoteMessage notes the
-// insertions of the message's instant), so the side is the same.
 func (c *Capture) Replay(cfg replay.Config, meta trace.Meta, sink func(*trace.Event) error, tick func()) (*diff.Side, replay.Result, error) {
 	pred := diff.NewSide(meta)
-	var msgs messageBlocks
 	res, err := replay.Run(c.Workload, cfg, func(e *trace.Event) error {
-		if e.Action == trace.ActionMessage {
-			pred.NoteMessage(msgs.n, e) // the insertions of its instant before it (diff's think time)
-			msgs.add(e)
-		} else {
-			pred.Add(e)
-		}
+		pred.Add(e)
 		if tick != nil {
 			tick()
 		}
@@ -218,68 +203,6 @@ func (c *Capture) Replay(cfg replay.Config, meta trace.Meta, sink func(*trace.Ev
 	if err != nil {
 		return nil, res, err
 	}
-	pred.Messages = msgs.join(pred.Messages)
 	pred.Finish()
 	return pred, res, nil
-}
-
-// messageBlockLen is the messages of one block of messageBlocks.
-const messageBlockLen = 1 << 14
-
-// messageBlocks keeps a side's messages as they come, in blocks of
-// messageBlockLen, until join.
-type messageBlocks struct {
-	blocks [][]diff.Message
-	n      int
-}
-
-// add keeps the message of e (an ActionMessage event) as Side.Add does.
-func (m *messageBlocks) add(e *trace.Event) {
-	k := len(m.blocks) - 1
-	if k < 0 || len(m.blocks[k]) == messageBlockLen {
-		m.blocks = append(m.blocks, make([]diff.Message, 0, messageBlockLen))
-		k++
-	}
-	m.blocks[k] = append(m.blocks[k], diff.Message{Time: e.Time, Cgroup: e.Cgroup, Text: e.Text, Msg: trace.ParseMessage(e.Text)})
-	m.n++
-}
-
-// join returns to followed by the messages kept, in their order, in one
-// slice of their length, and empties m.
-//
-// The copy is made with the garbage collector off: a Message holds
-// pointers, so while a collection marks, every one copied passes a write
-// barrier, and the new slice (tens of MB) is what starts a collection
-// (CFQ's 2.8 M messages of a 2.1 M-request replay took 2.5 CPU-s to join
-// so, 0.7 without). debug.SetGCPercent(-1) returns once no collection is
-// marking.
-func (m *messageBlocks) join(to []diff.Message) []diff.Message {
-	if m.n == 0 {
-		return to
-	}
-	defer gcOff()()
-	out := make([]diff.Message, 0, len(to)+m.n)
-	out = append(out, to...)
-	for i, b := range m.blocks {
-		out = append(out, b...)
-		m.blocks[i] = nil
-	}
-	*m = messageBlocks{}
-	return out
-}
-
-// gcOffMu serializes gcOff: the percent is the process's, and two callers
-// restoring each other's value would leave the collector off.
-var gcOffMu sync.Mutex
-
-// gcOff turns the garbage collector off (waiting for a collection that is
-// marking to end) and returns the function that turns it back on, to the
-// percent it had.
-func gcOff() (restore func()) {
-	gcOffMu.Lock()
-	old := debug.SetGCPercent(-1)
-	return func() {
-		debug.SetGCPercent(old)
-		gcOffMu.Unlock()
-	}
 }

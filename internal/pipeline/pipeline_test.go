@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"testing"
 
 	"github.com/tracesched/tracesched/device"
@@ -338,32 +337,5 @@ func TestReplaySideAsAdded(t *testing.T) {
 				t.Error("no think-time classes compared")
 			}
 		})
-	}
-}
-
-// TestMessageJoin: join keeps every message in order across blocks, and
-// gives the collector back its percent.
-func TestMessageJoin(t *testing.T) {
-	old := debug.SetGCPercent(77)
-	defer debug.SetGCPercent(old)
-	var m messageBlocks
-	n := messageBlockLen + 3
-	for i := range n {
-		m.add(&trace.Event{Time: trace.Time(i), Action: trace.ActionMessage, Text: "cfq1S dispatched a request"})
-	}
-	got := m.join([]diff.Message{{Time: -1}})
-	if len(got) != n+1 || got[0].Time != -1 {
-		t.Fatalf("joined %d messages, first at %d; want %d after the one given", len(got), got[0].Time, n)
-	}
-	for i, msg := range got[1:] {
-		if msg.Time != trace.Time(i) || msg.Msg.Sched != "cfq" {
-			t.Fatalf("message %d: time %d, scheduler %q", i, msg.Time, msg.Msg.Sched)
-		}
-	}
-	if p := debug.SetGCPercent(77); p != 77 {
-		t.Errorf("GC percent after join: %d, want 77", p)
-	}
-	if m.n != 0 || len(m.blocks) != 0 {
-		t.Errorf("join left %d messages in %d blocks", m.n, len(m.blocks))
 	}
 }
