@@ -72,7 +72,51 @@ func isSelect(m *Message) bool {
 	return m.Msg.PID != 0 && (strings.HasPrefix(b, "set_in_service_queue") || m.Msg.Sched == "cfq" && strings.HasPrefix(b, "set_active"))
 }
 
-func parseDecision(m *Message) (decision, bool) {
+func parseDecision(m *Message) (decision, bool) { return parseDecisionNamed(m, nil) }
+
+// decisionNames keeps the strings decisions repeat (queue names, expiry
+// reasons), each made once: a side has a few dozen queues and reasons and
+// millions of decisions.
+type decisionNames struct {
+	queues  map[msgQueue]string
+	reasons map[string]string
+}
+
+type msgQueue struct {
+	sched string
+	pid   int32
+	sync  bool
+}
+
+func (n *decisionNames) queue(m *trace.Message) string {
+	if n == nil {
+		return m.QueueName()
+	}
+	id := msgQueue{m.Sched, m.PID, m.Sync}
+	q, ok := n.queues[id]
+	if !ok {
+		q = m.QueueName()
+		n.queues[id] = q
+	}
+	return q
+}
+
+// reason returns "reason "+r.
+func (n *decisionNames) reason(r string) string {
+	if n == nil {
+		return "reason " + r
+	}
+	w, ok := n.reasons[r]
+	if !ok {
+		w = "reason " + r
+		n.reasons[strings.Clone(r)] = w
+	}
+	return w
+}
+
+// parseDecisionNamed is parseDecision with its strings from names (nil:
+// made for each).
+func parseDecisionNamed(m *Message, names *decisionNames) (decision, bool) {
 	// The queue's name (formatted) only once the body is a decision: most
 	// messages are not (Message.QueueName is "" exactly when PID is 0).
 	if m.Msg.PID == 0 {
@@ -88,7 +132,7 @@ func parseDecision(m *Message) (decision, bool) {
 		if i := strings.IndexByte(r, ','); i >= 0 {
 			r = r[:i]
 		}
-		d.kind, d.what = DecisionExpire, "reason "+strings.TrimSuffix(r, ")")
+		d.kind, d.what = DecisionExpire, names.reason(strings.TrimSuffix(r, ")"))
 	case m.Msg.Sched == "cfq" && strings.HasPrefix(b, "slice expired"):
 		r := strings.TrimPrefix(b, "slice expired")
 		d.kind, d.what = DecisionExpire, strings.TrimSpace(r)
@@ -108,27 +152,60 @@ func parseDecision(m *Message) (decision, bool) {
 	default:
 		return decision{t: m.Time}, false
 	}
-	d.t, d.queue = m.Time, m.Msg.QueueName()
+	d.t, d.queue = m.Time, names.queue(&m.Msg)
 	if d.kind == DecisionSelect {
 		d.what = d.queue
 	}
 	return d, true
 }
 
+// decisionKey is a kind of decision on one queue.
+type decisionKey struct{ kind, queue string }
+
+func (a decisionKey) cmp(b decisionKey) int {
+	if c := cmp.Compare(a.kind, b.kind); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.queue, b.queue)
+}
+
 // decisionsOf returns s's decisions: the selects in order, and the others
 // by kind and queue.
-func decisionsOf(s *Side) (sel []decision, perQueue map[string][]decision) {
-	perQueue = map[string][]decision{}
+func decisionsOf(s *Side) (sel []decision, perQueue map[decisionKey][]decision) {
+	// Two passes: the first counts each list, the second fills them in
+	// one array. A decision holds pointers, and a side with the kernel's
+	// full log has one at every dispatch: grown by append, the lists were
+	// most of the comparison's time on such a capture.
+	names := &decisionNames{queues: map[msgQueue]string{}, reasons: map[string]string{}}
+	counts := map[decisionKey]int{}
+	nsel, n := 0, 0
 	for i := range s.Messages {
-		d, ok := parseDecision(&s.Messages[i])
-		if !ok {
-			continue
+		d, ok := parseDecisionNamed(&s.Messages[i], names)
+		switch {
+		case !ok:
+		case d.kind == DecisionSelect:
+			nsel++
+		default:
+			counts[decisionKey{d.kind, d.queue}]++
+			n++
 		}
-		if d.kind == DecisionSelect {
+	}
+	perQueue = make(map[decisionKey][]decision, len(counts))
+	all := make([]decision, 0, n)
+	for k, c := range counts {
+		perQueue[k] = all[len(all):len(all):len(all)+c]
+		all = all[:len(all)+c]
+	}
+	sel = make([]decision, 0, nsel)
+	for i := range s.Messages {
+		d, ok := parseDecisionNamed(&s.Messages[i], names)
+		switch {
+		case !ok:
+		case d.kind == DecisionSelect:
 			sel = append(sel, d)
-		} else {
-			k := d.kind + "\x00" + d.queue
-			perQueue[k] = append(perQueue[k], d)
+		default:
+			k := decisionKey{d.kind, d.queue}
+			perQueue[k] = append(perQueue[k], d) // within its capacity
 		}
 	}
 	return sel, perQueue
@@ -190,7 +267,7 @@ func compareDecisions(real, pred *Side, opts Options) Decisions {
 	ps, pq := decisionsOf(pred)
 	var all []Mismatch
 	align(DecisionSelect, "", rs, ps, &d.Select, &all)
-	keys := make([]string, 0, len(rq)+len(pq))
+	keys := make([]decisionKey, 0, len(rq)+len(pq))
 	for k := range rq {
 		keys = append(keys, k)
 	}
@@ -199,17 +276,17 @@ func compareDecisions(real, pred *Side, opts Options) Decisions {
 			keys = append(keys, k)
 		}
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, decisionKey.cmp)
 	// Like with like: idle decisions are compared only when both sides log
 	// them alike (see Decisions.IdleUncompared).
 	// A side records idle arms only when it has at least minArmsOnly idle
 	// decisions and none of them is "no idle" (a few messages say nothing
 	// about a log level).
 	const minArmsOnly = 16
-	armsOnly := func(pq map[string][]decision) bool {
+	armsOnly := func(pq map[decisionKey][]decision) bool {
 		n := 0
 		for k, l := range pq {
-			if !strings.HasPrefix(k, DecisionIdle+"\x00") {
+			if k.kind != DecisionIdle {
 				continue
 			}
 			for _, x := range l {
@@ -226,7 +303,7 @@ func compareDecisions(real, pred *Side, opts Options) Decisions {
 	// check, "idle" or "no idle"); a bfq replay logs its idle arms only
 	// unless it ran with --set log=all. The count is the fallback for
 	// other sides.
-	logsArmsOnly := func(s *Side, perQueue map[string][]decision) bool {
+	logsArmsOnly := func(s *Side, perQueue map[decisionKey][]decision) bool {
 		switch {
 		case s.Meta.Source != "replay":
 			return false
@@ -237,7 +314,7 @@ func compareDecisions(real, pred *Side, opts Options) Decisions {
 	}
 	d.IdleUncompared = logsArmsOnly(pred, pq) != logsArmsOnly(real, rq)
 	for _, k := range keys {
-		kind, queue, _ := strings.Cut(k, "\x00")
+		kind, queue := k.kind, k.queue
 		kc := &d.Expire
 		if kind == DecisionIdle {
 			kc = &d.Idle
