@@ -179,8 +179,8 @@ func decisionsOf(s *Side) (sel []decision, perQueue map[decisionKey][]decision) 
 	names := &decisionNames{queues: map[msgQueue]string{}, reasons: map[string]string{}}
 	counts := map[decisionKey]int{}
 	nsel, n := 0, 0
-	for i := range s.Messages {
-		d, ok := parseDecisionNamed(&s.Messages[i], names)
+	for i := range s.Messages.Len() {
+		d, ok := parseDecisionNamed(s.Messages.At(i), names)
 		switch {
 		case !ok:
 		case d.kind == DecisionSelect:
@@ -193,12 +193,12 @@ func decisionsOf(s *Side) (sel []decision, perQueue map[decisionKey][]decision) 
 	perQueue = make(map[decisionKey][]decision, len(counts))
 	all := make([]decision, 0, n)
 	for k, c := range counts {
-		perQueue[k] = all[len(all):len(all):len(all)+c]
+		perQueue[k] = all[len(all) : len(all) : len(all)+c]
 		all = all[:len(all)+c]
 	}
 	sel = make([]decision, 0, nsel)
-	for i := range s.Messages {
-		d, ok := parseDecisionNamed(&s.Messages[i], names)
+	for i := range s.Messages.Len() {
+		d, ok := parseDecisionNamed(s.Messages.At(i), names)
 		switch {
 		case !ok:
 		case d.kind == DecisionSelect:
@@ -234,8 +234,8 @@ func align(kind, queue string, a, b []decision, kc *KindCount, out *[]Mismatch) 
 
 // hasSchedMessages reports whether s carries a scheduler's messages.
 func hasSchedMessages(s *Side) bool {
-	for i := range s.Messages {
-		if s.Messages[i].Msg.Sched != "" {
+	for i := range s.Messages.Len() {
+		if s.Messages.At(i).Msg.Sched != "" {
 			return true
 		}
 	}
@@ -246,8 +246,8 @@ func hasSchedMessages(s *Side) bool {
 // DecisionSelect) without making them.
 func countSelects(s *Side) int {
 	n := 0
-	for i := range s.Messages {
-		if isSelect(&s.Messages[i]) {
+	for i := range s.Messages.Len() {
+		if isSelect(s.Messages.At(i)) {
 			n++
 		}
 	}

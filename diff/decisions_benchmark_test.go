@@ -18,7 +18,7 @@ func BenchmarkDecisionsOneSide(b *testing.B) {
 		"may_budget_timeout: wait_request 1 left 0 timeout 0", "dispatched 8 sectors"}
 	for i := range 700_000 {
 		x := fmt.Sprintf("bfq%dS %s", 1000+i%64, bodies[i%len(bodies)])
-		pred.Messages = append(pred.Messages, Message{Time: trace.Time(i), Text: x, Msg: trace.ParseMessage(x)})
+		pred.Messages.Append(Message{Time: trace.Time(i), Text: x, Msg: trace.ParseMessage(x)})
 	}
 	real := &Side{}
 	b.ReportAllocs()

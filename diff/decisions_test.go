@@ -71,9 +71,9 @@ func TestDecisionsOneSide(t *testing.T) {
 	}
 	withMsgs, without := &Side{}, &Side{}
 	for i, x := range texts {
-		withMsgs.Messages = append(withMsgs.Messages, Message{Time: trace.Time(i), Text: x, Msg: trace.ParseMessage(x)})
+		withMsgs.Messages.Append(Message{Time: trace.Time(i), Text: x, Msg: trace.ParseMessage(x)})
 	}
-	without.Messages = []Message{{Time: 1, Text: "not a scheduler's message", Msg: trace.ParseMessage("not a scheduler's message")}}
+	without.Messages = MessageLogOf([]Message{{Time: 1, Text: "not a scheduler's message", Msg: trace.ParseMessage("not a scheduler's message")}})
 	sel, _ := decisionsOf(withMsgs)
 	if has := hasSchedMessages(withMsgs); !has || len(sel) != 3 || hasSchedMessages(without) {
 		t.Fatalf("decisionsOf: %d selects, messages %v; want 3, true (and none without)", len(sel), has)

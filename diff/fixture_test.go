@@ -71,7 +71,7 @@ func TestFixtureSelfDiff(t *testing.T) {
 				t.Errorf("merges %+v", r.Merges)
 			}
 			t.Logf("%s: %d requests, %d bios (%d ranked), %d messages; cgroups %d; think-time queues %d (real short %d), recomputed vs logged %.3f of %d; queue merges %d; D2C p50 %.3f ms",
-				name, r.Requests, r.Identity.Matched, r.Identity.Ordered, len(a.Messages), len(r.Cgroups), r.ThinkTime.Queues, r.ThinkTime.RealShort,
+				name, r.Requests, r.Identity.Matched, r.Identity.Ordered, a.Messages.Len(), len(r.Cgroups), r.ThinkTime.Queues, r.ThinkTime.RealShort,
 				r.ThinkTime.RealLogged.Agreement, r.ThinkTime.RealLogged.Points, r.Merges.RealQueueMerges, 1e3*r.Latency.D2C.Real.P50)
 		})
 	}

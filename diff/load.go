@@ -31,8 +31,8 @@ func NewSideObserved(meta trace.Meta, observe func(*trace.Bio)) *Side {
 
 // Add feeds the next event, in the order a trace.EventReader returns them.
 // Scheduler messages (ActionMessage) are kept, with the insertions (I) of
-// their own instant that came before them (ties.go), and are in Messages
-// once the Side is finished; every event goes to the Rebuilder. Panics if called after Finish or on a Side not made by NewSide.
+// their own instant that came before them (ties.go); every event goes to
+// the Rebuilder. Panics if called after Finish or on a Side not made by NewSide.
 func (s *Side) Add(e *trace.Event) {
 	if s.rb == nil {
 		panic("diff: Side.Add on a finished Side or one not made by NewSide")
@@ -41,8 +41,8 @@ func (s *Side) Add(e *trace.Event) {
 	case trace.ActionInsert:
 		s.tie.insert(e.Time, e.PID)
 	case trace.ActionMessage:
-		s.NoteMessage(len(s.Messages)+s.pending.n, e) // the index it will have
-		s.pending.add(e)
+		s.NoteMessage(s.Messages.Len(), e) // the index it will have
+		s.Messages.add(e)
 	}
 	s.rb.Add(e)
 }

@@ -130,7 +130,7 @@ func (s *Side) Remap(pids map[uint32]uint32, cgroups map[uint64]uint64) *Side {
 	for i := range reqs {
 		reqs[i].PID, reqs[i].Cgroup = pid(reqs[i].PID), cg(reqs[i].Cgroup)
 	}
-	msgs := slices.Clone(s.Messages)
+	msgs := s.Messages.Slice()
 	for i := range msgs {
 		msgs[i].Cgroup = cg(msgs[i].Cgroup)
 		if p := msgs[i].Msg.PID; p > 0 { // a queue's pid (-1 a shared queue, 0 none)

@@ -47,8 +47,8 @@ type Merges struct {
 // queueMerges scans a side's messages for queue merges.
 func queueMerges(s *Side) (list []QueueMerge, scheduled int, shared trace.Time) {
 	shared = trace.NoTime
-	for i := range s.Messages {
-		m := &s.Messages[i]
+	for i := range s.Messages.Len() {
+		m := s.Messages.At(i)
 		if m.Msg.Shared && shared == trace.NoTime {
 			shared = m.Time
 		}

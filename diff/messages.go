@@ -1,73 +1,139 @@
 package diff
 
 import (
-	"runtime/debug"
-	"sync"
+	"cmp"
+	"iter"
+	"slices"
 
 	"github.com/tracesched/tracesched/trace"
 )
 
-// messageBlockLen is the messages of one block of a messageLog.
-const messageBlockLen = 1 << 14
+// messageBlockBits: a MessageLog block holds 1<<messageBlockBits messages.
+const (
+	messageBlockBits = 14
+	messageBlockLen  = 1 << messageBlockBits
+	messageBlockMask = messageBlockLen - 1
+)
 
-// messageLog keeps a loading Side's messages as they come, in blocks of
-// messageBlockLen, until Finish joins them into Side.Messages. Appending
-// them to one slice instead copies it at every growth, and a Message holds
-// pointers: a growth of a slice of millions (a capture with BFQ's messages
-// has about 17 a request) is a long copy the garbage collector cannot
-// preempt, each pointer through a write barrier while it marks. Loading
-// 435 k requests with 7.6 M messages took 16 CPU-s so.
-type messageLog struct {
+// MessageLog is a side's scheduler messages, in order, read by position
+// (Len, At, All). It keeps them in blocks of messageBlockLen, so that
+// appending never copies more than one block: a Message holds pointers,
+// and a slice of millions (a capture with BFQ's full log has about 17 a
+// request) grown by append was copied whole at every growth, a long copy
+// the garbage collector cannot preempt, every pointer through a write
+// barrier while it marks (loading 435 k requests with 7.6 M messages took
+// 16 CPU-s so). The zero value is an empty log.
+type MessageLog struct {
+	// blocks: every one full (messageBlockLen) but the last; only the
+	// first grows by append, the next ones are made whole.
 	blocks [][]Message
 	n      int
 }
 
-// add keeps the message of e, an ActionMessage event.
-func (m *messageLog) add(e *trace.Event) {
-	k := len(m.blocks) - 1
-	if k < 0 || len(m.blocks[k]) == messageBlockLen {
-		m.blocks = append(m.blocks, make([]Message, 0, messageBlockLen))
-		k++
+// MessageLogOf returns a log of a copy of msgs.
+func MessageLogOf(msgs []Message) MessageLog {
+	var l MessageLog
+	for i := range msgs {
+		l.Append(msgs[i])
 	}
-	m.blocks[k] = append(m.blocks[k], Message{Time: e.Time, Cgroup: e.Cgroup, Text: e.Text, Msg: trace.ParseMessage(e.Text)})
-	m.n++
+	return l
 }
 
-// join returns to followed by the messages kept, in their order, in one
-// slice of their length, and empties m.
-//
-// The copy is made with the garbage collector off: while a collection
-// marks, every pointer copied passes a write barrier, and the new slice
-// (tens or hundreds of MB) is what starts a collection (CFQ's 2.8 M
-// messages of a 2.1 M-request replay took 2.5 CPU-s to join so, 0.7
-// without). debug.SetGCPercent(-1) returns once no collection is marking.
-func (m *messageLog) join(to []Message) []Message {
-	if m.n == 0 {
-		return to
+// Len returns the number of messages.
+func (l *MessageLog) Len() int { return l.n }
+
+// At returns message i (0 <= i < Len), valid until the next Append (the
+// first block moves as it grows).
+func (l *MessageLog) At(i int) *Message { return &l.blocks[i>>messageBlockBits][i&messageBlockMask] }
+
+// Append adds m at the end.
+func (l *MessageLog) Append(m Message) {
+	k := len(l.blocks) - 1
+	if k < 0 || len(l.blocks[k]) == messageBlockLen {
+		// The first block grows by append, from a few: a short log holds
+		// little. The next ones are made whole.
+		c := messageBlockLen
+		if k < 0 {
+			c = 64
+		}
+		l.blocks = append(l.blocks, make([]Message, 0, c))
+		k++
 	}
-	defer gcOff()()
-	out := make([]Message, 0, len(to)+m.n)
-	out = append(out, to...)
-	for i, b := range m.blocks {
+	l.blocks[k] = append(l.blocks[k], m)
+	l.n++
+}
+
+// All yields each message with its position, in order.
+func (l *MessageLog) All() iter.Seq2[int, *Message] {
+	return func(yield func(int, *Message) bool) {
+		i := 0
+		for _, b := range l.blocks {
+			for j := range b {
+				if !yield(i, &b[j]) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
+
+// Slice returns a copy of the messages in one slice.
+func (l *MessageLog) Slice() []Message {
+	out := make([]Message, 0, l.n)
+	for _, b := range l.blocks {
 		out = append(out, b...)
-		m.blocks[i] = nil
 	}
-	*m = messageLog{}
 	return out
 }
 
-// gcOffMu serializes gcOff: the percent is the process's, and two callers
-// restoring each other's value would leave the collector off.
-var gcOffMu sync.Mutex
-
-// gcOff turns the garbage collector off (waiting for a collection that is
-// marking to end) and returns the function that turns it back on, to the
-// percent it had.
-func gcOff() (restore func()) {
-	gcOffMu.Lock()
-	old := debug.SetGCPercent(-1)
-	return func() {
-		debug.SetGCPercent(old)
-		gcOffMu.Unlock()
+// Search returns the first position whose message is at or after t (Len
+// when none), for a log in time order.
+func (l *MessageLog) Search(t trace.Time) int {
+	lo, hi := 0, l.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l.At(m).Time < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
+	return lo
+}
+
+// sortedByTime reports whether the messages are in time order.
+func (l *MessageLog) sortedByTime() bool {
+	prev := trace.Time(0)
+	for i, m := range l.All() {
+		if i > 0 && m.Time < prev {
+			return false
+		}
+		prev = m.Time
+	}
+	return true
+}
+
+// permuted returns a log whose message j is l's perm[j].
+func (l *MessageLog) permuted(perm []int32) MessageLog {
+	var out MessageLog
+	for _, from := range perm {
+		out.Append(*l.At(int(from)))
+	}
+	return out
+}
+
+// timeOrder returns the positions of the messages stably sorted by time.
+func (l *MessageLog) timeOrder() []int32 {
+	perm := make([]int32, l.n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(l.At(int(a)).Time, l.At(int(b)).Time) })
+	return perm
+}
+
+// add keeps the message of e, an ActionMessage event.
+func (l *MessageLog) add(e *trace.Event) {
+	l.Append(Message{Time: e.Time, Cgroup: e.Cgroup, Text: e.Text, Msg: trace.ParseMessage(e.Text)})
 }

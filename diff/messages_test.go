@@ -1,40 +1,56 @@
 package diff
 
 import (
-	"runtime/debug"
 	"testing"
 
 	"github.com/tracesched/tracesched/trace"
 )
 
 // TestSideMessagesAcrossBlocks: a Side fed more messages than a block
-// holds has every one in Messages once finished, in order, after those it
-// was given, and the collector has its percent back.
+// holds has every one, in order, after those it was given; a full
+// block's messages stay where they are as the log grows.
 func TestSideMessagesAcrossBlocks(t *testing.T) {
-	old := debug.SetGCPercent(77)
-	defer debug.SetGCPercent(old)
 	s := NewSide(trace.Meta{})
-	s.Messages = []Message{{Time: -1}}
-	n := messageBlockLen + 3
+	s.Messages = MessageLogOf([]Message{{Time: -1}})
+	n := 2*messageBlockLen + 3
+	var first *Message
 	for i := range n {
 		s.Add(&trace.Event{Time: trace.Time(i), Action: trace.ActionMessage, Text: "cfq1S dispatched a request"})
-	}
-	if len(s.Messages) != 1 {
-		t.Fatalf("%d messages before Finish, want the 1 given", len(s.Messages))
-	}
-	s.Finish()
-	if len(s.Messages) != n+1 || s.Messages[0].Time != -1 {
-		t.Fatalf("%d messages, first at %d; want %d after the one given", len(s.Messages), s.Messages[0].Time, n)
-	}
-	for i, m := range s.Messages[1:] {
-		if m.Time != trace.Time(i) || m.Msg.Sched != "cfq" || m.Msg.PID != 1 {
-			t.Fatalf("message %d: time %d, %+v", i, m.Time, m.Msg)
+		if i == messageBlockLen-2 { // the first block is full
+			first = s.Messages.At(1)
 		}
 	}
-	if p := debug.SetGCPercent(77); p != 77 {
-		t.Errorf("GC percent after Finish: %d, want 77", p)
+	s.Finish()
+	if s.Messages.Len() != n+1 || s.Messages.At(0).Time != -1 || s.Messages.At(1) != first {
+		t.Fatalf("%d messages, first at %d; want %d after the one given, the first where it was", s.Messages.Len(), s.Messages.At(0).Time, n)
 	}
-	if s.pending.n != 0 || len(s.pending.blocks) != 0 {
-		t.Errorf("Finish left %d messages in %d blocks", s.pending.n, len(s.pending.blocks))
+	count := 0
+	for i, m := range s.Messages.All() {
+		if i > 0 && (m.Time != trace.Time(i-1) || m.Msg.Sched != "cfq" || m.Msg.PID != 1) {
+			t.Fatalf("message %d: time %d, %+v", i, m.Time, m.Msg)
+		}
+		count++
+	}
+	if count != n+1 || len(s.Messages.Slice()) != n+1 {
+		t.Errorf("All yields %d, Slice holds %d; want %d", count, len(s.Messages.Slice()), n+1)
+	}
+	if got := s.Messages.Search(messageBlockLen + 5); got != messageBlockLen+6 {
+		t.Errorf("Search: %d, want %d", got, messageBlockLen+6)
+	}
+}
+
+// TestSortMessagesAcrossBlocks: a log out of time order is sorted stably
+// across blocks.
+func TestSortMessagesAcrossBlocks(t *testing.T) {
+	var msgs []Message
+	for i := range messageBlockLen + 10 {
+		msgs = append(msgs, Message{Time: trace.Time((messageBlockLen + 10 - i) / 2), Cgroup: uint64(i)})
+	}
+	s := FromData(trace.Meta{}, nil, nil, msgs)
+	for i := 1; i < s.Messages.Len(); i++ {
+		a, b := s.Messages.At(i-1), s.Messages.At(i)
+		if a.Time > b.Time || a.Time == b.Time && a.Cgroup > b.Cgroup {
+			t.Fatalf("messages %d, %d: (%d, %d) before (%d, %d)", i-1, i, a.Time, a.Cgroup, b.Time, b.Cgroup)
+		}
 	}
 }

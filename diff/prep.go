@@ -726,8 +726,8 @@ func (p *sidePrep) evTime(s *Side, e uint64) trace.Time {
 // prepLogged collects the think-time classes the side's scheduler logged.
 func (p *sidePrep) prepLogged(s *Side) {
 	idx := map[queueID]int{}
-	for i := range s.Messages {
-		m := &s.Messages[i]
+	for i := range s.Messages.Len() {
+		m := s.Messages.At(i)
 		if m.Msg.PID <= 0 {
 			continue
 		}

@@ -30,7 +30,7 @@ type Message struct {
 // A Side is read-only once finished; Compare does not modify it.
 type Side struct {
 	Meta     trace.Meta
-	Messages []Message
+	Messages MessageLog
 
 	// Duplicates counts bios dropped because their (PID, Index) was already
 	// taken (a broken stream; zero for the Rebuilder's output).
@@ -39,9 +39,6 @@ type Side struct {
 	Stats trace.RebuildStats
 
 	rb *trace.Rebuilder // while loading
-	// pending: while loading, the messages Add kept, after Messages
-	// (messages.go); finish joins them.
-	pending messageLog
 
 	stream streamFigures // figures accumulated as the bios arrive (stream.go)
 
@@ -67,10 +64,10 @@ type Side struct {
 }
 
 // FromData builds a finished Side from already rebuilt data: the bios and
-// requests are copied into the Side's tables, msgs is taken over (sorted
-// in place).
+// requests are copied into the Side's tables, and the messages of msgs
+// into its log (sorted by time).
 func FromData(meta trace.Meta, bios []trace.Bio, reqs []trace.Request, msgs []Message) *Side {
-	s := &Side{Meta: meta, Messages: msgs}
+	s := &Side{Meta: meta, Messages: MessageLogOf(msgs)}
 	for i := range bios {
 		s.addBio(&bios[i])
 	}
@@ -93,7 +90,7 @@ func bioKeyCmp(a, b *trace.Bio) int {
 // Messages order (by time once finished).
 func (s *Side) MessageSeq() iter.Seq2[trace.Time, trace.Message] {
 	return func(yield func(trace.Time, trace.Message) bool) {
-		for _, m := range s.Messages {
+		for _, m := range s.Messages.All() {
 			if !yield(m.Time, m.Msg) {
 				return
 			}
@@ -106,7 +103,6 @@ func (s *Side) finish() {
 		return
 	}
 	s.finished = true
-	s.Messages = s.pending.join(s.Messages)
 	s.sortTables()
 	if s.Duplicates > 0 { // the accumulation counted the dropped bios
 		s.stream = streamFigures{off: true}
@@ -255,9 +251,9 @@ func (s *Side) schedulerName() string {
 			return v
 		}
 	}
-	for i := range s.Messages {
-		if s.Messages[i].Msg.Sched != "" {
-			return s.Messages[i].Msg.Sched
+	for _, m := range s.Messages.All() {
+		if m.Msg.Sched != "" {
+			return m.Msg.Sched
 		}
 	}
 	return ""

@@ -60,7 +60,7 @@ func synthSide(n, procs int, seed uint64) *Side {
 func cloneSide(s *Side) *Side {
 	b := s.BioSlice()
 	r := s.RequestSlice()
-	m := append([]Message(nil), s.Messages...)
+	m := s.Messages.Slice()
 	return FromData(s.Meta, b, r, m)
 }
 

@@ -476,8 +476,8 @@ func inService(s *Side) map[uint32][]serviceSpan {
 		cur.to, cur.toIns = t, s.insertsBefore(i, pid)
 		out[pid] = append(out[pid], cur)
 	}
-	for i := range s.Messages {
-		m := &s.Messages[i]
+	for i := range s.Messages.Len() {
+		m := s.Messages.At(i)
 		switch {
 		case strings.HasPrefix(m.Msg.Body, "set_in_service_queue"):
 			closeSpan(i, m.Time)

@@ -43,8 +43,8 @@ func TestThinkTimeRecomputedAsLogged(t *testing.T) {
 func TestThinkTimeInsertionsAsLogged(t *testing.T) {
 	s := loadRecordedFS(t, "fs-bfq-fsync-vs-seqread")
 	adds := map[uint32]int{}
-	for i := range s.Messages {
-		m := &s.Messages[i].Msg
+	for i := range s.Messages.Len() {
+		m := s.Messages.At(i).Msg
 		if m.Sched == "bfq" && m.PID > 0 && m.Sync && strings.HasPrefix(m.Body, "add_request") {
 			adds[uint32(m.PID)]++
 		}

@@ -110,26 +110,18 @@ func (s *Side) insertsBefore(i int, pid uint32) uint32 {
 // sortMessages sorts s.Messages by Time, stably, keeping insertTies on
 // their messages.
 func (s *Side) sortMessages() {
-	byTime := func(a, b Message) int { return cmp.Compare(a.Time, b.Time) }
-	if slices.IsSortedFunc(s.Messages, byTime) {
+	if s.Messages.sortedByTime() {
 		return
 	}
+	perm := s.Messages.timeOrder()
+	s.Messages = s.Messages.permuted(perm)
 	if len(s.insertTies) == 0 {
-		slices.SortStableFunc(s.Messages, byTime)
 		return
 	}
-	perm := make([]int32, len(s.Messages))
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(s.Messages[a].Time, s.Messages[b].Time) })
-	msgs := make([]Message, len(s.Messages))
 	inv := make([]int32, len(perm))
 	for to, from := range perm {
-		msgs[to] = s.Messages[from]
 		inv[from] = int32(to)
 	}
-	s.Messages = msgs
 	for k := range s.insertTies {
 		s.insertTies[k].msg = inv[s.insertTies[k].msg]
 	}

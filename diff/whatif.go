@@ -114,8 +114,8 @@ func expireReason(r string) (int, bool) {
 // countDecisions counts the decision kinds of a side.
 func countDecisions(s *Side) map[string]int {
 	n := map[string]int{}
-	for i := range s.Messages {
-		m := &s.Messages[i]
+	for i := range s.Messages.Len() {
+		m := s.Messages.At(i)
 		b := m.Msg.Body
 		switch {
 		case strings.HasPrefix(b, "set_in_service_queue"), m.Msg.Sched == "cfq" && strings.HasPrefix(b, "set_active"):

@@ -18,8 +18,8 @@ func decisionsOf(s *diff.Side) []diff.Decision {
 		return nil
 	}
 	var out []diff.Decision
-	for i := range s.Messages {
-		if d, ok := diff.DecisionOf(&s.Messages[i]); ok {
+	for i := range s.Messages.Len() {
+		if d, ok := diff.DecisionOf(s.Messages.At(i)); ok {
 			out = append(out, d)
 		}
 	}

@@ -510,7 +510,7 @@ func lenMsgs(s *diff.Side) int {
 	if s == nil {
 		return 0
 	}
-	return len(s.Messages)
+	return s.Messages.Len()
 }
 
 func groupDigits(n int64) string {

@@ -216,12 +216,12 @@ func measure(dir string, r run) (Row, error) {
 	if dumpMsgs != "" {
 		for _, side := range []*diff.Side{real, pred} {
 			n, tot := 0, 0
-			for i := range side.Messages {
-				if strings.Contains(side.Messages[i].Text, dumpMsgs) {
+			for i := range side.Messages.Len() {
+				if strings.Contains(side.Messages.At(i).Text, dumpMsgs) {
 					tot++
 					if n < msgLimit {
 						n++
-						fmt.Printf("%s %.6f cg%d %s\n", side.Meta.Source, float64(side.Messages[i].Time)/1e9, side.Messages[i].Cgroup, side.Messages[i].Text)
+						fmt.Printf("%s %.6f cg%d %s\n", side.Meta.Source, float64(side.Messages.At(i).Time)/1e9, side.Messages.At(i).Cgroup, side.Messages.At(i).Text)
 					}
 				}
 			}
@@ -517,8 +517,8 @@ func since(s *diff.Side, t trace.Time) float64 {
 // queue named in the first "scheduling merge with queue" message to that
 // message, in seconds; -1 without such a message.
 func mergeAfter(s *diff.Side) float64 {
-	for i := range s.Messages {
-		m := &s.Messages[i]
+	for i := range s.Messages.Len() {
+		m := s.Messages.At(i)
 		if !strings.Contains(m.Text, "scheduling merge with queue") {
 			continue
 		}
@@ -722,8 +722,8 @@ func injectReport(s *diff.Side) {
 		cg uint64 // 0: expire
 	}
 	var evs []ev
-	for i := range s.Messages {
-		m := &s.Messages[i]
+	for i := range s.Messages.Len() {
+		m := s.Messages.At(i)
 		switch {
 		case strings.Contains(m.Text, "set_in_service_queue"):
 			evs = append(evs, ev{m.Time, m.Cgroup})

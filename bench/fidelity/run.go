@@ -237,7 +237,7 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 		if s.Traced {
 			h, _ = h.Traced(s.Model)
 		}
-		if c, ok, _ := h.SubmitCost(l.w, s.Recorded, s.Model, len(l.real.Messages) > 0); ok {
+		if c, ok, _ := h.SubmitCost(l.w, s.Recorded, s.Model, l.real.Messages.Len() > 0); ok {
 			cfg.Submit = &c
 		}
 	}
@@ -270,7 +270,7 @@ func run(l *loaded, s spec, seed uint64) (*figures, error) {
 	}
 	f.PredMiB, f.PredInflight = throughput(pred)
 	f.QMerges = pairMerges(l.real, pred, d.Merges.RealList, d.Merges.PredList)
-	f.RealMessages = len(l.real.Messages) > 0
+	f.RealMessages = l.real.Messages.Len() > 0
 	f.FlushR, f.FUAR = flushes(l.real)
 	f.FlushP, f.FUAP = flushes(pred)
 	f.Flags = s.flags()
@@ -414,8 +414,8 @@ func contention(cf *cfqFig, real, pred *diff.Side, cgs []cgFig) {
 	cf.WinRealBytes, cf.WinRealMiB = windowBytes(real, ids, rlo, rhi)
 	cf.WinTimeShare, cf.WinSlices, cf.WinUsed = map[uint64]float64{}, map[uint64]int{}, map[uint64]float64{}
 	var sum float64
-	for i := range pred.Messages {
-		m := &pred.Messages[i]
+	for i := range pred.Messages.Len() {
+		m := pred.Messages.At(i)
 		if m.Time < plo || m.Time > phi {
 			continue
 		}
@@ -461,12 +461,12 @@ func cfqFigures(s *cfq.Scheduler, pred *diff.Side, cgs []cgFig) *cfqFig {
 		GroupSlices: map[uint64]int{}, GroupUsed: map[uint64]time.Duration{}}
 	var sliceSum float64
 	var slices int
-	for i := range pred.Messages {
-		t := pred.Messages[i].Text
+	for i := range pred.Messages.Len() {
+		t := pred.Messages.At(i).Text
 		switch {
 		case strings.Contains(t, "set_active"):
 			cf.Slices++
-			cf.GroupSlices[pred.Messages[i].Cgroup]++
+			cf.GroupSlices[pred.Messages.At(i).Cgroup]++
 		case strings.Contains(t, "slice expired t=1"):
 			cf.TimedOut++
 		case strings.Contains(t, "set_slice="):
@@ -488,7 +488,7 @@ func cfqFigures(s *cfq.Scheduler, pred *diff.Side, cgs []cgFig) *cfqFig {
 		case strings.Contains(t, "sl_used="):
 			cf.SlUsed++
 			if n, ok := numberAfter(t, "sl_used="); ok {
-				cf.GroupUsed[pred.Messages[i].Cgroup] += time.Duration(n)
+				cf.GroupUsed[pred.Messages.At(i).Cgroup] += time.Duration(n)
 			}
 			if strings.Contains(t, "iops=1") {
 				cf.IOPSMode++

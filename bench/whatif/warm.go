@@ -31,7 +31,7 @@ func realWarm(names []string) (int64, string, error) {
 		if err != nil {
 			return 0, "", err
 		}
-		if len(side.Messages) == 0 {
+		if side.Messages.Len() == 0 {
 			continue
 		}
 		if mb := bfq.WarmFrom(side.MessageSeq())["max_budget"]; mb > 0 {

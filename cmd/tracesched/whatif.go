@@ -186,8 +186,8 @@ func sameValue(a, b string) bool {
 // messagesSched returns the scheduler whose own debug messages the real
 // side carries (BFQ's or CFQ's, parsed by trace.ParseMessage), "" for none.
 func messagesSched(real *diff.Side) string {
-	for i := range real.Messages {
-		if s := real.Messages[i].Msg.Sched; s != "" {
+	for i := range real.Messages.Len() {
+		if s := real.Messages.At(i).Msg.Sched; s != "" {
 			return s
 		}
 	}

@@ -60,9 +60,9 @@ func stableMergeDelay(s *diff.Side) float64 {
 			first = q
 		}
 	}
-	for i := range s.Messages {
-		if strings.Contains(s.Messages[i].Text, "scheduling merge with queue") {
-			return (s.Messages[i].Time - first).Seconds()
+	for i := range s.Messages.Len() {
+		if strings.Contains(s.Messages.At(i).Text, "scheduling merge with queue") {
+			return (s.Messages.At(i).Time - first).Seconds()
 		}
 	}
 	return -1

@@ -19,8 +19,8 @@ import (
 func wakerSets(s *diff.Side) (map[string]int, trace.Time) {
 	n := map[string]int{}
 	first := trace.NoTime
-	for i := range s.Messages {
-		m := &s.Messages[i]
+	for i := range s.Messages.Len() {
+		m := s.Messages.At(i)
 		if m.Msg.Sched != "bfq" || !strings.HasPrefix(m.Msg.Body, "set waker ") {
 			continue
 		}

@@ -3,7 +3,6 @@ package program
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/tracesched/tracesched/diff"
@@ -31,8 +30,7 @@ func (s *SideIndex) Lower(t trace.Time) int {
 
 // MessageLower returns the first of the side's messages at or after t.
 func (s *SideIndex) MessageLower(t trace.Time) int {
-	ms := s.Side.Messages
-	return sort.Search(len(ms), func(i int) bool { return ms[i].Time >= t })
+	return s.Side.Messages.Search(t)
 }
 
 // Lane is a row of the timeline: a scheduler queue or a cgroup.
@@ -126,8 +124,8 @@ func NewIndex(res *diff.Result) *Index {
 			ix.Start = min(ix.Start, si.Issue[0])
 			ix.End = max(ix.End, si.Issue[n-1])
 		}
-		for i := range s.Messages {
-			m := &s.Messages[i].Msg
+		for i := range s.Messages.Len() {
+			m := s.Messages.At(i).Msg
 			if m.PID == 0 {
 				continue
 			}

@@ -22,10 +22,10 @@ type history struct {
 }
 
 // parseHistory reads the budget and weight a queue's messages record.
-func parseHistory(msgs []diff.Message, idx []int32) history {
+func parseHistory(msgs *diff.MessageLog, idx []int32) history {
 	var h history
 	for _, i := range idx {
-		m := &msgs[i]
+		m := msgs.At(int(i))
 		b := m.Msg.Body
 		if v, ok := numberAfter(b, "cur-budget = "); ok {
 			h.budget = append(h.budget, point{m.Time, v})

@@ -227,8 +227,8 @@ func (m Model) history(key int64) *[2]history {
 	}
 	ix := m.ctx.Index
 	h := &[2]history{
-		parseHistory(ix.Real.Side.Messages, ix.QueueMessages[0][key]),
-		parseHistory(ix.Pred.Side.Messages, ix.QueueMessages[1][key]),
+		parseHistory(&ix.Real.Side.Messages, ix.QueueMessages[0][key]),
+		parseHistory(&ix.Pred.Side.Messages, ix.QueueMessages[1][key]),
 	}
 	m.cache[key] = h
 	return h

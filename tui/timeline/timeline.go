@@ -436,13 +436,13 @@ type item struct {
 
 // around returns up to nb items before t (in time order) and na from t on.
 func (m Model) around(si *program.SideIndex, t trace.Time, nb, na int) (before, after []item) {
-	msgs := si.Side.Messages
+	msgs := &si.Side.Messages
 	show := func(j int) bool {
 		switch m.msgs {
 		case MessagesAll:
 			return true
 		case MessagesDecisions:
-			return decisive(&msgs[j])
+			return decisive(msgs.At(j))
 		}
 		return false
 	}
@@ -450,9 +450,9 @@ func (m Model) around(si *program.SideIndex, t trace.Time, nb, na int) (before, 
 	i, j := si.Lower(t)-1, si.MessageLower(t)-1
 	skipped := 0
 	for len(before) < nb && (i >= 0 || j >= 0) {
-		if j >= 0 && m.msgs != MessagesNone && (i < 0 || msgs[j].Time >= si.Issue[i]) {
+		if j >= 0 && m.msgs != MessagesNone && (i < 0 || msgs.At(j).Time >= si.Issue[i]) {
 			if show(j) {
-				before = append(before, item{msgs[j].Time, -1, int32(j)})
+				before = append(before, item{msgs.At(j).Time, -1, int32(j)})
 			} else if skipped++; skipped > scanLimit {
 				j = -1
 			}
@@ -469,12 +469,12 @@ func (m Model) around(si *program.SideIndex, t trace.Time, nb, na int) (before, 
 	// Forwards from t.
 	i, j = si.Lower(t), si.MessageLower(t)
 	skipped = 0
-	for len(after) < na && (i < len(si.Issue) || j < len(msgs)) {
-		if j < len(msgs) && m.msgs != MessagesNone && (i >= len(si.Issue) || msgs[j].Time < si.Issue[i]) {
+	for len(after) < na && (i < len(si.Issue) || j < msgs.Len()) {
+		if j < msgs.Len() && m.msgs != MessagesNone && (i >= len(si.Issue) || msgs.At(j).Time < si.Issue[i]) {
 			if show(j) {
-				after = append(after, item{msgs[j].Time, -1, int32(j)})
+				after = append(after, item{msgs.At(j).Time, -1, int32(j)})
 			} else if skipped++; skipped > scanLimit {
-				j = len(msgs)
+				j = msgs.Len()
 			}
 			j++
 			continue
@@ -558,7 +558,7 @@ func (m Model) item(si *program.SideIndex, it item, colW int, style interface{ R
 		q := program.QueueName(program.QueueKey(int64(r.PID), program.IsSync(r.Cat)))
 		return program.Truncate(style.Render(fmt.Sprintf("%s D %-6s %s %s", tm, q, m.ctx.Index.CgroupName(r.Cgroup), program.Bytes(uint64(r.Bytes)))), colW)
 	}
-	msg := &si.Side.Messages[it.msg]
+	msg := si.Side.Messages.At(int(it.msg))
 	q := "-"
 	if msg.Msg.PID != 0 {
 		q = program.QueueName(program.QueueKey(int64(msg.Msg.PID), msg.Msg.Sync))
