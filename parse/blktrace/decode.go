@@ -62,6 +62,8 @@ type decoder struct {
 	ftrace  bool // each record preceded by a 16-byte ftrace header
 	fileCPU int64
 
+	texts textArena // the messages' texts
+
 	lastSeq uint32
 	seqs    []seqState
 	seqIdx  int
@@ -385,7 +387,7 @@ func (d *decoder) decodeOne(ev *trace.Event) (skip bool, err error) {
 			}
 		case tnMessage:
 			ev.Action = trace.ActionMessage
-			ev.Text = string(trimNUL(pdu))
+			ev.Text = d.texts.string(trimNUL(pdu))
 		default:
 			d.unknown++
 			return true, nil
