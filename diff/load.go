@@ -41,7 +41,7 @@ func (s *Side) Add(e *trace.Event) {
 	case trace.ActionInsert:
 		s.tie.insert(e.Time, e.PID)
 	case trace.ActionMessage:
-		s.NoteMessage(s.Messages.Len(), e) // the index it will have
+		s.noteMessage(s.Messages.Len(), e) // the index it will have
 		s.Messages.add(e)
 	}
 	s.rb.Add(e)

@@ -75,14 +75,10 @@ func (ts *tieState) at(t trace.Time) []pidCount {
 	return ts.counts
 }
 
-// NoteMessage is, for a caller that keeps a Side's messages aside and
-// hands them over at the end (Messages set once, before Finish, in trace
-// order), what Add does for a message besides keeping it: it notes which
-// insertions of the message's instant came before it. Call it where Add
-// would have been called with e, the message, with its index in the
-// Messages the Side will be given. Only the messages that bound BFQ's
-// in-service spans (inService) are noted.
-func (s *Side) NoteMessage(index int, e *trace.Event) {
+// noteMessage notes, for Add, which insertions of message e's instant came
+// before it; index is the message's position in Messages. Only the
+// messages that bound BFQ's in-service spans (inService) are noted.
+func (s *Side) noteMessage(index int, e *trace.Event) {
 	if !strings.Contains(e.Text, "set_in_service_queue") && !strings.Contains(e.Text, "expire (") {
 		return
 	}
