@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"iter"
 	"slices"
+	"sort"
 
 	"github.com/tracesched/tracesched/trace"
 )
@@ -27,7 +28,6 @@ type MessageLog struct {
 	// blocks: every one full (messageBlockLen) but the last; only the
 	// first grows by append, the next ones are made whole.
 	blocks [][]Message
-	n      int
 }
 
 // MessageLogOf returns a log of a copy of msgs.
@@ -40,7 +40,13 @@ func MessageLogOf(msgs []Message) MessageLog {
 }
 
 // Len returns the number of messages.
-func (l *MessageLog) Len() int { return l.n }
+func (l *MessageLog) Len() int {
+	k := len(l.blocks) - 1
+	if k < 0 {
+		return 0
+	}
+	return k<<messageBlockBits + len(l.blocks[k])
+}
 
 // At returns message i (0 <= i < Len), valid until the next Append (the
 // first block moves as it grows).
@@ -60,7 +66,6 @@ func (l *MessageLog) Append(m Message) {
 		k++
 	}
 	l.blocks[k] = append(l.blocks[k], m)
-	l.n++
 }
 
 // All yields each message with its position, in order.
@@ -80,7 +85,7 @@ func (l *MessageLog) All() iter.Seq2[int, *Message] {
 
 // Slice returns a copy of the messages in one slice.
 func (l *MessageLog) Slice() []Message {
-	out := make([]Message, 0, l.n)
+	out := make([]Message, 0, l.Len())
 	for _, b := range l.blocks {
 		out = append(out, b...)
 	}
@@ -90,16 +95,7 @@ func (l *MessageLog) Slice() []Message {
 // Search returns the first position whose message is at or after t (Len
 // when none), for a log in time order.
 func (l *MessageLog) Search(t trace.Time) int {
-	lo, hi := 0, l.n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if l.At(m).Time < t {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	return sort.Search(l.Len(), func(i int) bool { return l.At(i).Time >= t })
 }
 
 // sortedByTime reports whether the messages are in time order.
@@ -125,7 +121,7 @@ func (l *MessageLog) permuted(perm []int32) MessageLog {
 
 // timeOrder returns the positions of the messages stably sorted by time.
 func (l *MessageLog) timeOrder() []int32 {
-	perm := make([]int32, l.n)
+	perm := make([]int32, l.Len())
 	for i := range perm {
 		perm[i] = int32(i)
 	}

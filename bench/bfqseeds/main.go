@@ -216,12 +216,12 @@ func measure(dir string, r run) (Row, error) {
 	if dumpMsgs != "" {
 		for _, side := range []*diff.Side{real, pred} {
 			n, tot := 0, 0
-			for i := range side.Messages.Len() {
-				if strings.Contains(side.Messages.At(i).Text, dumpMsgs) {
+			for _, m := range side.Messages.All() {
+				if strings.Contains(m.Text, dumpMsgs) {
 					tot++
 					if n < msgLimit {
 						n++
-						fmt.Printf("%s %.6f cg%d %s\n", side.Meta.Source, float64(side.Messages.At(i).Time)/1e9, side.Messages.At(i).Cgroup, side.Messages.At(i).Text)
+						fmt.Printf("%s %.6f cg%d %s\n", side.Meta.Source, float64(m.Time)/1e9, m.Cgroup, m.Text)
 					}
 				}
 			}

@@ -462,11 +462,12 @@ func cfqFigures(s *cfq.Scheduler, pred *diff.Side, cgs []cgFig) *cfqFig {
 	var sliceSum float64
 	var slices int
 	for i := range pred.Messages.Len() {
-		t := pred.Messages.At(i).Text
+		m := pred.Messages.At(i)
+		t := m.Text
 		switch {
 		case strings.Contains(t, "set_active"):
 			cf.Slices++
-			cf.GroupSlices[pred.Messages.At(i).Cgroup]++
+			cf.GroupSlices[m.Cgroup]++
 		case strings.Contains(t, "slice expired t=1"):
 			cf.TimedOut++
 		case strings.Contains(t, "set_slice="):
@@ -488,7 +489,7 @@ func cfqFigures(s *cfq.Scheduler, pred *diff.Side, cgs []cgFig) *cfqFig {
 		case strings.Contains(t, "sl_used="):
 			cf.SlUsed++
 			if n, ok := numberAfter(t, "sl_used="); ok {
-				cf.GroupUsed[pred.Messages.At(i).Cgroup] += time.Duration(n)
+				cf.GroupUsed[m.Cgroup] += time.Duration(n)
 			}
 			if strings.Contains(t, "iops=1") {
 				cf.IOPSMode++
